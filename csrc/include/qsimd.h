@@ -1,0 +1,144 @@
+/* qsimd: exact ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear in C.
+ *
+ * Python-free C99 API. All tensors are dense and C-contiguous (row-major); the library never
+ * allocates or frees the caller's buffers. Every function is thread-safe: the only global
+ * state is the instruction-set choice, made once (thread-safely) on first use and changeable
+ * with qsimd_set_isa(), which is process-wide.
+ *
+ * Numeric behaviour: bit-identical to the ONNX reference where that is defined, and to
+ * qsimd's CONTRACT.md elsewhere (saturation by value, NaN -> qmin, exact integer
+ * subtraction on dequantize), on every instruction set.
+ */
+#ifndef QSIMD_H
+#define QSIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QSIMD_VERSION_MAJOR 0
+#define QSIMD_VERSION_MINOR 1
+#define QSIMD_VERSION_PATCH 0
+#define QSIMD_VERSION_STRING "0.1.0"
+
+#define QSIMD_MAX_DIMS 32
+
+/* Element types, numbered as ONNX TensorProto.DataType. */
+typedef enum qsimd_dtype {
+    QSIMD_FLOAT = 1,
+    QSIMD_UINT8 = 2,
+    QSIMD_INT8 = 3,
+    QSIMD_UINT16 = 4,
+    QSIMD_INT16 = 5,
+    QSIMD_INT32 = 6,
+    QSIMD_FLOAT16 = 10,
+    QSIMD_UINT32 = 12,
+    QSIMD_BFLOAT16 = 16,
+    QSIMD_FLOAT8E4M3FN = 17,
+    QSIMD_FLOAT8E4M3FNUZ = 18,
+    QSIMD_FLOAT8E5M2 = 19,
+    QSIMD_FLOAT8E5M2FNUZ = 20,
+    QSIMD_UINT4 = 21,
+    QSIMD_INT4 = 22,
+    QSIMD_FLOAT4E2M1 = 23,
+    QSIMD_FLOAT8E8M0 = 24,
+    QSIMD_UINT2 = 25,
+    QSIMD_INT2 = 26
+} qsimd_dtype;
+
+typedef enum qsimd_status {
+    QSIMD_OK = 0,
+    QSIMD_ERR_TYPE = 1,         /* an unsupported dtype or dtype combination */
+    QSIMD_ERR_VALUE = 2,        /* bad shape, axis, block size, zero point or output */
+    QSIMD_ERR_NOMEM = 3,        /* a parameter buffer could not be allocated */
+    QSIMD_ERR_UNAVAILABLE = 4   /* an instruction set this CPU cannot run */
+} qsimd_status;
+
+/* Filled on failure when the caller passes one; may be NULL. */
+typedef struct qsimd_error {
+    int code;
+    char message[256];
+} qsimd_error;
+
+/* A dense, C-contiguous tensor.
+ * Sub-byte types (int4, uint4, int2, uint2, float4e2m1): with packed = 0 one element per
+ * byte, code in the low bits (the ml_dtypes layout); with packed = 1 the ONNX raw layout,
+ * element 0 in the lowest bits, ceil(n/2) or ceil(n/4) bytes, zero padding. */
+typedef struct qsimd_tensor {
+    void *data;
+    int32_t dtype;          /* qsimd_dtype */
+    int32_t ndim;           /* 0 .. QSIMD_MAX_DIMS */
+    const int64_t *shape;   /* ndim entries, each >= 0; may be NULL when ndim == 0 */
+    int32_t packed;
+} qsimd_tensor;
+
+typedef struct qsimd_quantize_options {
+    int64_t axis;           /* ONNX default 1; negative counts from the back */
+    int64_t block_size;     /* 0 = per-tensor / per-axis */
+    int32_t saturate;       /* float8 outputs only; ONNX default 1 */
+    int32_t precision;      /* 0 = by the types (CONTRACT.md rule 1), else FLOAT/FLOAT16/BFLOAT16 */
+} qsimd_quantize_options;
+
+typedef struct qsimd_dequantize_options {
+    int64_t axis;
+    int64_t block_size;
+} qsimd_dequantize_options;
+
+/* Defaults matching the ONNX attribute defaults. */
+void qsimd_quantize_options_init(qsimd_quantize_options *opt);
+void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
+
+/* y = saturate(round_half_even(x / scale) + zero_point).
+ * x: FLOAT, FLOAT16, BFLOAT16 or INT32. scale: FLOAT, FLOAT16, BFLOAT16 or INT32, one
+ * element (per-tensor), 1-D of x.shape[axis] (per-axis) or x's shape with
+ * ceil(D/block_size) along axis (blocked). zero_point: NULL or scale's shape (one element
+ * each also counts as equal) and y's dtype. y: x's shape; its dtype is the output type. */
+int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                          const qsimd_tensor *zero_point, const qsimd_quantize_options *opt,
+                          const qsimd_tensor *y, qsimd_error *err);
+
+/* y = (x - zero_point) * scale, the subtraction exact in integers, the product in float32,
+ * then rounded to y's dtype (FLOAT, FLOAT16 or BFLOAT16). */
+int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                            const qsimd_tensor *zero_point,
+                            const qsimd_dequantize_options *opt, const qsimd_tensor *y,
+                            qsimd_error *err);
+
+/* DynamicQuantizeLinear: x FLOAT, y UINT8 of x's shape. NaN elements are ignored for the
+ * range; an empty x is an error. */
+int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
+                                  float *y_scale, uint8_t *y_zero_point, qsimd_error *err);
+
+/* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64). */
+const char *qsimd_get_isa(void);                     /* the one in use */
+int qsimd_isa_available(const char *name);           /* 1 if this CPU can run it */
+int qsimd_set_isa(const char *name, qsimd_error *err);   /* NULL or "" = best available */
+/* Names of the instruction sets this build knows, NULL-terminated. */
+const char *const *qsimd_isa_names(void);
+
+/* CPU features found at run time, as a bit set of QSIMD_CPU_*. */
+enum {
+    QSIMD_CPU_SSE41 = 1 << 0,
+    QSIMD_CPU_AVX2 = 1 << 1,
+    QSIMD_CPU_FMA = 1 << 2,
+    QSIMD_CPU_F16C = 1 << 3,
+    QSIMD_CPU_AVX512F = 1 << 4,
+    QSIMD_CPU_AVX512BW = 1 << 5,
+    QSIMD_CPU_AVX512DQ = 1 << 6,
+    QSIMD_CPU_AVX512VL = 1 << 7,
+    QSIMD_CPU_NEON = 1 << 8,
+    QSIMD_CPU_FP16 = 1 << 9,      /* aarch64 half-precision arithmetic */
+    QSIMD_CPU_OS_AVX = 1 << 10,   /* the OS saves YMM state */
+    QSIMD_CPU_OS_AVX512 = 1 << 11 /* the OS saves ZMM / opmask state */
+};
+unsigned qsimd_cpu_features(void);
+
+const char *qsimd_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

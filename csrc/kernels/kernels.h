@@ -1,0 +1,112 @@
+/* Internal kernel interface: every instruction set fills one qk_table.
+ *
+ * A kernel processes ONE contiguous run of n elements. Element i of the run uses
+ * parameter entry i / blk (scale, zero point), so one signature covers:
+ *   per-tensor            blk >= n, one entry
+ *   per-axis, inner I     blk = I, one entry per channel
+ *   innermost axis        blk = 1 (per-axis on the last axis) or the block size
+ *                         (blocked along the last axis, last block may be short)
+ * The operator layer (csrc/ops) guarantees every run starts on an entry boundary.
+ * Kernels never allocate, never validate, and never touch memory outside
+ * [x, x + n elements) and [y, y + n elements) (packed: the bytes holding them).
+ */
+#ifndef QSIMD_KERNELS_H
+#define QSIMD_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input element type of QuantizeLinear. */
+enum { QK_X_F32, QK_X_F16, QK_X_BF16, QK_X_I32, QK_NX };
+
+/* Precision of x / scale (CONTRACT.md rule 1). For F16/BF16 the input is rounded to that
+ * type, divided in float32 (correctly rounded) and the quotient rounded to that type again;
+ * double rounding through float32 is exact for division at these widths. F64: x and the
+ * scale are widened to double and divided there. */
+enum { QK_Q_F32, QK_Q_F16, QK_Q_BF16, QK_Q_F64, QK_NQ };
+
+/* Output kind of QuantizeLinear. */
+enum {
+    QK_Y_B8,   /* one byte per element: u8, i8 and unpacked u4/i4/u2/i2 (code & mask) */
+    QK_Y_B16,  /* u16 / i16 (two's complement low 16 bits) */
+    QK_Y_P4,   /* packed u4/i4: two per byte, element 0 in the low nibble */
+    QK_Y_P2,   /* packed u2/i2: four per byte, element 0 in the lowest bits */
+    QK_NY
+};
+
+/* Input kind of DequantizeLinear. */
+enum {
+    QK_D_B8,   /* one byte per element; p->bits (8, 4, 2) low bits hold the code, p->is_signed */
+    QK_D_B16,  /* u16 / i16 by p->is_signed */
+    QK_D_P4,   /* packed 4-bit, p->is_signed, p->phase */
+    QK_D_P2,   /* packed 2-bit, p->is_signed, p->phase */
+    QK_D_B32,  /* i32 / u32 by p->is_signed; exact int64 subtraction with zp64 */
+    QK_ND
+};
+
+/* Output type of DequantizeLinear. */
+enum { QK_O_F32, QK_O_F16, QK_O_BF16, QK_NO };
+
+typedef struct qk_qparams {
+    const float *scale;     /* entries as float32, already rounded to the quotient precision */
+    const double *scale64;  /* QK_Q_F64 only: entries as double */
+    const int32_t *zp;      /* zero point per entry, NULL = all zero */
+    size_t blk;             /* elements per entry (>= 1); blk >= n means a single entry */
+    int32_t qmin, qmax;     /* output range; the zero point lies inside it */
+    uint32_t mask;          /* QK_Y_B8: bits kept in each byte (0xff, 0x0f, 0x03) */
+    unsigned phase;         /* QK_Y_P4/P2: slot of element 0 inside byte y[0] */
+} qk_qparams;
+
+typedef struct qk_dparams {
+    const float *scale;     /* entries as float32 */
+    const int32_t *zp;      /* zero point per entry (<= 16-bit inputs), NULL = all zero */
+    const int64_t *zp64;    /* QK_D_B32 only, NULL = all zero */
+    size_t blk;             /* as in qk_qparams */
+    unsigned bits;          /* QK_D_B8: 8, 4 or 2 */
+    int is_signed;
+    unsigned phase;         /* QK_D_P4/P2: slot of element 0 inside byte x[0] */
+} qk_dparams;
+
+/* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (CONTRACT.md rules 1-3).
+ * Packed outputs: bytes wholly inside the run are overwritten; the first and last byte are
+ * read-modify-written so that neighbouring runs (and zero padding) are preserved. */
+typedef void (*qk_quant_fn)(const void *x, void *y, size_t n, const qk_qparams *p);
+
+/* y[i] = round_to_output(float32(x[i] - zp) * scale). */
+typedef void (*qk_dequant_fn)(const void *x, void *y, size_t n, const qk_dparams *p);
+
+/* NaN-ignoring min and max of x[0..n). With no non-NaN element: *mn = +inf, *mx = -inf. */
+typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
+
+typedef struct qk_table {
+    const char *name;
+    qk_quant_fn quant[QK_NX][QK_NQ][QK_NY];
+    qk_dequant_fn dequant[QK_ND][QK_NO];
+    qk_minmax_fn minmax_f32;
+} qk_table;
+
+/* Tables. An ISA table may leave entries NULL; dispatch fills them from the scalar table. */
+extern const qk_table qk_scalar_table;
+#if defined(QSIMD_HAVE_X86)
+extern const qk_table qk_sse41_table;
+extern const qk_table qk_avx2_table;
+extern const qk_table qk_avx512_table;
+#endif
+#if defined(QSIMD_HAVE_NEON)
+extern const qk_table qk_neon_table;
+#endif
+
+/* The scalar kernels, exported so SIMD kernels can finish tails and unusual block sizes. */
+void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                     const qk_qparams *p);
+void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n,
+                       const qk_dparams *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

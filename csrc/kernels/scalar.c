@@ -1,0 +1,161 @@
+/* Scalar kernels: the complete reference table. Every SIMD table is tested against it.
+ * Written for clarity first: one generic loop per operator, with the per-type choices made
+ * by switches that the branch predictor resolves once per run. */
+#include "kernels.h"
+#include "convert.h"
+
+static inline float load_xf(int xk, const void *x, size_t i)
+{
+    switch (xk) {
+    case QK_X_F32: return ((const float *)x)[i];
+    case QK_X_F16: return qk_f16_to_f32(((const uint16_t *)x)[i]);
+    case QK_X_BF16: return qk_bf16_to_f32(((const uint16_t *)x)[i]);
+    default: return (float)((const int32_t *)x)[i];   /* int32 under a float precision */
+    }
+}
+
+static inline double load_xd(int xk, const void *x, size_t i)
+{
+    if (xk == QK_X_I32) return (double)((const int32_t *)x)[i];
+    return (double)load_xf(xk, x, i);   /* every float input widens exactly */
+}
+
+/* Write the code r (already inside [qmin, qmax]) as element i of the output. */
+static inline void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparams *p)
+{
+    uint32_t u = (uint32_t)r;   /* two's complement bits, well defined for negative r */
+    switch (yk) {
+    case QK_Y_B8: ((uint8_t *)y)[i] = (uint8_t)(u & p->mask); break;
+    case QK_Y_B16: ((uint16_t *)y)[i] = (uint16_t)u; break;
+    default: {
+        unsigned bits = yk == QK_Y_P4 ? 4u : 2u, per = 8u / bits;
+        size_t slot = p->phase + i;
+        unsigned sh = (unsigned)(slot % per) * bits, m = (1u << bits) - 1u;
+        uint8_t *b = (uint8_t *)y + slot / per;
+        *b = (uint8_t)((*b & ~(m << sh)) | ((u & m) << sh));
+    }
+    }
+}
+
+void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                     const qk_qparams *p)
+{
+    size_t blk = p->blk ? p->blk : 1;
+    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
+        size_t end = n - start < blk ? n : start + blk;
+        int32_t zp = p->zp ? p->zp[e] : 0;
+        if (qk == QK_Q_F64) {
+            double s = p->scale64[e];
+            double lo = (double)p->qmin - zp, hi = (double)p->qmax - zp;
+            for (size_t i = start; i < end; i++) {
+                double q = load_xd(xk, x, i) / s;
+                q = q > lo ? q : lo;   /* NaN fails the test and lands on qmin */
+                q = q < hi ? q : hi;
+                store_q(yk, y, i, (int32_t)qk_rint_small64(q) + zp, p);
+            }
+            continue;
+        }
+        float s = p->scale[e];
+        float lo = (float)(p->qmin - zp), hi = (float)(p->qmax - zp);
+        for (size_t i = start; i < end; i++) {
+            float v = load_xf(xk, x, i), q;
+            if (qk == QK_Q_F16) q = qk_round_f16(qk_round_f16(v) / s);
+            else if (qk == QK_Q_BF16) q = qk_round_bf16(qk_round_bf16(v) / s);
+            else q = v / s;
+            q = q > lo ? q : lo;
+            q = q < hi ? q : hi;
+            store_q(yk, y, i, (int32_t)qk_rint_small(q) + zp, p);
+        }
+    }
+}
+
+static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparams *p)
+{
+    switch (dk) {
+    case QK_D_B8: {
+        uint8_t b = ((const uint8_t *)x)[i];
+        if (p->bits >= 8) return p->is_signed ? (int64_t)(int8_t)b : (int64_t)b;
+        uint32_t m = (1u << p->bits) - 1u, c = b & m;   /* high bits are ignored, as ml_dtypes */
+        return p->is_signed ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
+    }
+    case QK_D_B16:
+        return p->is_signed ? (int64_t)((const int16_t *)x)[i] : (int64_t)((const uint16_t *)x)[i];
+    case QK_D_B32:
+        return p->is_signed ? (int64_t)((const int32_t *)x)[i] : (int64_t)((const uint32_t *)x)[i];
+    default: {
+        unsigned bits = dk == QK_D_P4 ? 4u : 2u, per = 8u / bits;
+        size_t slot = p->phase + i;
+        uint32_t m = (1u << bits) - 1u;
+        uint32_t c = (((const uint8_t *)x)[slot / per] >> ((slot % per) * bits)) & m;
+        return p->is_signed ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
+    }
+    }
+}
+
+void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    size_t blk = p->blk ? p->blk : 1;
+    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
+        size_t end = n - start < blk ? n : start + blk;
+        int64_t zp = dk == QK_D_B32 ? (p->zp64 ? p->zp64[e] : 0) : (p->zp ? p->zp[e] : 0);
+        float s = p->scale[e];
+        for (size_t i = start; i < end; i++) {
+            /* exact integer difference, one rounding to float32, one product */
+            float v = (float)(load_code(dk, x, i, p) - zp) * s;
+            switch (ok) {
+            case QK_O_F32: ((float *)y)[i] = v; break;
+            case QK_O_F16: ((uint16_t *)y)[i] = qk_f32_to_f16(v); break;
+            default: ((uint16_t *)y)[i] = qk_f32_to_bf16(v); break;
+            }
+        }
+    }
+}
+
+static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (v < lo) lo = v;   /* comparisons with NaN are false: NaN is skipped */
+        if (v > hi) hi = v;
+    }
+    *mn = lo;
+    *mx = hi;
+}
+
+/* One named function per table entry, generated from the generic loops above. */
+#define QK_QFN(xk, qk, yk) \
+    static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
+    { qk_quant_scalar(xk, qk, yk, x, y, n, p); }
+#define QK_QFN_Y(xk, qk) QK_QFN(xk, qk, QK_Y_B8) QK_QFN(xk, qk, QK_Y_B16) \
+    QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2)
+#define QK_QFN_Q(xk) QK_QFN_Y(xk, QK_Q_F32) QK_QFN_Y(xk, QK_Q_F16) QK_QFN_Y(xk, QK_Q_BF16) \
+    QK_QFN_Y(xk, QK_Q_F64)
+QK_QFN_Q(QK_X_F32)
+QK_QFN_Q(QK_X_F16)
+QK_QFN_Q(QK_X_BF16)
+QK_QFN_Q(QK_X_I32)
+
+#define QK_DFN(dk, ok) \
+    static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
+    { qk_dequant_scalar(dk, ok, x, y, n, p); }
+#define QK_DFN_O(dk) QK_DFN(dk, QK_O_F32) QK_DFN(dk, QK_O_F16) QK_DFN(dk, QK_O_BF16)
+QK_DFN_O(QK_D_B8)
+QK_DFN_O(QK_D_B16)
+QK_DFN_O(QK_D_P4)
+QK_DFN_O(QK_D_P2)
+QK_DFN_O(QK_D_B32)
+
+#define QK_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
+                          quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
+#define QK_QX(xk) { QK_QROW(xk, QK_Q_F32), QK_QROW(xk, QK_Q_F16), QK_QROW(xk, QK_Q_BF16), \
+                    QK_QROW(xk, QK_Q_F64) }
+#define QK_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
+
+const qk_table qk_scalar_table = {
+    "scalar",
+    { QK_QX(QK_X_F32), QK_QX(QK_X_F16), QK_QX(QK_X_BF16), QK_QX(QK_X_I32) },
+    { QK_DROW(QK_D_B8), QK_DROW(QK_D_B16), QK_DROW(QK_D_P4), QK_DROW(QK_D_P2),
+      QK_DROW(QK_D_B32) },
+    minmax_f32_scalar,
+};

@@ -1,0 +1,300 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "../kernels/convert.h"
+
+int qs_fail(qsimd_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *qs_dtype_name(int32_t t)
+{
+    switch (t) {
+    case QSIMD_FLOAT: return "float32";
+    case QSIMD_UINT8: return "uint8";
+    case QSIMD_INT8: return "int8";
+    case QSIMD_UINT16: return "uint16";
+    case QSIMD_INT16: return "int16";
+    case QSIMD_INT32: return "int32";
+    case QSIMD_FLOAT16: return "float16";
+    case QSIMD_UINT32: return "uint32";
+    case QSIMD_BFLOAT16: return "bfloat16";
+    case QSIMD_FLOAT8E4M3FN: return "float8_e4m3fn";
+    case QSIMD_FLOAT8E4M3FNUZ: return "float8_e4m3fnuz";
+    case QSIMD_FLOAT8E5M2: return "float8_e5m2";
+    case QSIMD_FLOAT8E5M2FNUZ: return "float8_e5m2fnuz";
+    case QSIMD_UINT4: return "uint4";
+    case QSIMD_INT4: return "int4";
+    case QSIMD_FLOAT4E2M1: return "float4_e2m1fn";
+    case QSIMD_FLOAT8E8M0: return "float8_e8m0fnu";
+    case QSIMD_UINT2: return "uint2";
+    case QSIMD_INT2: return "int2";
+    default: return "unknown";
+    }
+}
+
+int qs_is_subbyte(int32_t t)
+{
+    return t == QSIMD_UINT4 || t == QSIMD_INT4 || t == QSIMD_UINT2 || t == QSIMD_INT2 ||
+           t == QSIMD_FLOAT4E2M1;
+}
+
+unsigned qs_bits(int32_t t)
+{
+    switch (t) {
+    case QSIMD_UINT2: case QSIMD_INT2: return 2;
+    case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_FLOAT4E2M1: return 4;
+    case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_FLOAT8E4M3FN: case QSIMD_FLOAT8E4M3FNUZ:
+    case QSIMD_FLOAT8E5M2: case QSIMD_FLOAT8E5M2FNUZ: case QSIMD_FLOAT8E8M0: return 8;
+    case QSIMD_UINT16: case QSIMD_INT16: case QSIMD_FLOAT16: case QSIMD_BFLOAT16: return 16;
+    case QSIMD_FLOAT: case QSIMD_INT32: case QSIMD_UINT32: return 32;
+    default: return 0;
+    }
+}
+
+int qs_int_range(int32_t t, int32_t *qmin, int32_t *qmax)
+{
+    switch (t) {
+    case QSIMD_UINT8: *qmin = 0; *qmax = 255; return 1;
+    case QSIMD_INT8: *qmin = -128; *qmax = 127; return 1;
+    case QSIMD_UINT16: *qmin = 0; *qmax = 65535; return 1;
+    case QSIMD_INT16: *qmin = -32768; *qmax = 32767; return 1;
+    case QSIMD_UINT4: *qmin = 0; *qmax = 15; return 1;
+    case QSIMD_INT4: *qmin = -8; *qmax = 7; return 1;
+    case QSIMD_UINT2: *qmin = 0; *qmax = 3; return 1;
+    case QSIMD_INT2: *qmin = -2; *qmax = 1; return 1;
+    default: return 0;
+    }
+}
+
+int qs_count(const qsimd_tensor *t, const char *name, size_t *n, qsimd_error *err)
+{
+    if (t->ndim < 0 || t->ndim > QSIMD_MAX_DIMS)
+        return qs_fail(err, QSIMD_ERR_VALUE, "%s: rank must be between 0 and %d, got %d", name,
+                       QSIMD_MAX_DIMS, (int)t->ndim);
+    size_t c = 1;
+    int zero = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        int64_t d = t->shape[i];
+        if (d < 0)
+            return qs_fail(err, QSIMD_ERR_VALUE, "%s: dimension %d is negative (%lld)", name, i,
+                           (long long)d);
+        if (d == 0) { zero = 1; continue; }
+        if ((uint64_t)d > (uint64_t)(SIZE_MAX / 8) / c)   /* keep byte counts representable */
+            return qs_fail(err, QSIMD_ERR_VALUE, "%s: the shape has too many elements", name);
+        c *= (size_t)d;
+    }
+    *n = zero ? 0 : c;
+    return QSIMD_OK;
+}
+
+size_t qs_nbytes(int32_t dtype, int packed, size_t n)
+{
+    unsigned bits = qs_bits(dtype);
+    if (bits < 8) return packed ? (n * bits + 7) / 8 : n;
+    return n * (bits / 8);
+}
+
+static int64_t dim(const qsimd_tensor *t, int i) { return t->shape[i]; }
+
+int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_tensor *zp,
+                 int64_t axis, int64_t block_size, qs_plan *plan, qsimd_error *err)
+{
+    size_t ns, nz = 0;
+    int rc;
+    memset(plan, 0, sizeof *plan);
+    if ((rc = qs_count(x, "x", &plan->n, err)) != QSIMD_OK) return rc;
+    if ((rc = qs_count(scale, "scale", &ns, err)) != QSIMD_OK) return rc;
+    if (zp && (rc = qs_count(zp, "zero_point", &nz, err)) != QSIMD_OK) return rc;
+    if (block_size < 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "block_size must be >= 0, got %lld",
+                       (long long)block_size);
+    if (zp) {
+        int same = nz == ns && zp->ndim == scale->ndim;
+        for (int i = 0; same && i < zp->ndim; i++) same = dim(zp, i) == dim(scale, i);
+        if (!same && !(nz == 1 && ns == 1))
+            return qs_fail(err, QSIMD_ERR_VALUE,
+                           "zero_point must have the shape of scale (%zu vs %zu elements%s)",
+                           nz, ns, nz == ns ? ", different shapes" : "");
+    }
+    if (ns == 1) {   /* one element: per-tensor whatever axis and block_size say (as ONNX) */
+        plan->kind = QS_PER_TENSOR;
+        plan->outer = 1; plan->d = plan->n; plan->inner = 1;
+        plan->s = 1; plan->b = plan->n; plan->entries = 1;
+        return QSIMD_OK;
+    }
+    int r = x->ndim;
+    if (r == 0)
+        return qs_fail(err, QSIMD_ERR_VALUE,
+                       "scale must have one element for a 0-d x, got %zu elements", ns);
+    if (axis < -r || axis >= r)
+        return qs_fail(err, QSIMD_ERR_VALUE, "axis %lld is out of range for x of rank %d "
+                       "(expected -%d <= axis <= %d)", (long long)axis, r, r, r - 1);
+    int a = (int)(axis < 0 ? axis + r : axis);
+    plan->outer = 1; plan->inner = 1;
+    for (int i = 0; i < a; i++) plan->outer *= (size_t)dim(x, i);
+    for (int i = a + 1; i < r; i++) plan->inner *= (size_t)dim(x, i);
+    plan->d = (size_t)dim(x, a);
+    if (block_size == 0) {
+        if (scale->ndim != 1)
+            return qs_fail(err, QSIMD_ERR_VALUE, "scale must be a scalar or 1-D for per-axis "
+                           "quantization (block_size=0), got rank %d", (int)scale->ndim);
+        if ((size_t)dim(scale, 0) != plan->d)
+            return qs_fail(err, QSIMD_ERR_VALUE, "scale has %lld entries but x.shape[%d] is %zu "
+                           "(per-axis scale must match the axis length)",
+                           (long long)dim(scale, 0), a, plan->d);
+        plan->kind = QS_PER_AXIS;
+        plan->s = plan->d; plan->b = 1; plan->entries = plan->d;
+        return QSIMD_OK;
+    }
+    if (scale->ndim != r)
+        return qs_fail(err, QSIMD_ERR_VALUE, "scale must have the rank of x (%d) for blocked "
+                       "quantization, got rank %d", r, (int)scale->ndim);
+    for (int i = 0; i < r; i++)
+        if (i != a && dim(scale, i) != dim(x, i))
+            return qs_fail(err, QSIMD_ERR_VALUE, "scale.shape[%d] is %lld but x.shape[%d] is "
+                           "%lld (blocked scales match x except along axis)", i,
+                           (long long)dim(scale, i), i, (long long)dim(x, i));
+    size_t s = (size_t)dim(scale, a), b = (size_t)block_size;
+    size_t want = plan->d / b + (plan->d % b != 0);
+    if (s != want)
+        return qs_fail(err, QSIMD_ERR_VALUE, "block_size %zu does not fit: x.shape[%d] = %zu "
+                       "needs scale.shape[%d] = ceil(%zu/%zu) = %zu, got %zu", b, a, plan->d,
+                       a, plan->d, b, want, s);
+    plan->kind = QS_BLOCKED;
+    plan->s = s; plan->b = b; plan->entries = ns;
+    return QSIMD_OK;
+}
+
+void qs_for_each_run(const qs_plan *p, qs_run_fn fn, void *ctx)
+{
+    qs_run run;
+    if (p->n == 0) return;
+    if (p->kind == QS_PER_TENSOR) {
+        run.start = 0; run.n = p->n; run.entry = 0; run.blk = p->n;
+        fn(ctx, &run);
+        return;
+    }
+    size_t slab = p->d * p->inner;
+    for (size_t o = 0; o < p->outer; o++) {
+        if (p->kind == QS_PER_AXIS) {
+            /* the whole (d, inner) slab: entry = index / inner */
+            run.start = o * slab; run.n = slab; run.entry = 0; run.blk = p->inner;
+            fn(ctx, &run);
+        } else if (p->inner == 1) {
+            /* blocked along the last axis: entry = index / b within the row */
+            run.start = o * slab; run.n = p->d; run.entry = o * p->s; run.blk = p->b;
+            fn(ctx, &run);
+        } else {
+            /* blocked on an outer axis: each row of `inner` elements reads a row of entries */
+            for (size_t d = 0; d < p->d; d++) {
+                run.start = o * slab + d * p->inner; run.n = p->inner;
+                run.entry = (o * p->s + d / p->b) * p->inner; run.blk = 1;
+                fn(ctx, &run);
+            }
+        }
+    }
+}
+
+int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err)
+{
+    pp->heap = NULL;
+    if (entries <= QS_INLINE_ENTRIES) {
+        pp->scale = pp->scale_buf; pp->scale64 = pp->scale64_buf;
+        pp->zp = pp->zp_buf; pp->zp64 = pp->zp64_buf;
+        return QSIMD_OK;
+    }
+    /* one block: doubles and int64 first, so every array stays aligned */
+    size_t per = sizeof(double) + sizeof(int64_t) + sizeof(float) + sizeof(int32_t);
+    if (entries > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
+    char *m = (char *)malloc(entries * per);
+    if (!m) return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", entries);
+    pp->heap = m;
+    pp->scale64 = (double *)m;
+    pp->zp64 = (int64_t *)(m + entries * sizeof(double));
+    pp->scale = (float *)(m + entries * (sizeof(double) + sizeof(int64_t)));
+    pp->zp = (int32_t *)(m + entries * (sizeof(double) + sizeof(int64_t) + sizeof(float)));
+    return QSIMD_OK;
+}
+
+void qs_params_free(qs_params *pp)
+{
+    free(pp->heap);
+    pp->heap = NULL;
+}
+
+int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params *pp,
+                   qsimd_error *err)
+{
+    const void *d = scale->data;
+    for (size_t i = 0; i < entries; i++) {
+        double v;   /* every scale type widens exactly to double */
+        switch (scale->dtype) {
+        case QSIMD_FLOAT: v = ((const float *)d)[i]; break;
+        case QSIMD_FLOAT16: v = qk_f16_to_f32(((const uint16_t *)d)[i]); break;
+        case QSIMD_BFLOAT16: v = qk_bf16_to_f32(((const uint16_t *)d)[i]); break;
+        case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
+        default:
+            return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
+                           "int32, got %s", qs_dtype_name(scale->dtype));
+        }
+        pp->scale64[i] = v;
+        /* int32 -> float32 rounds to nearest even, as numpy's astype */
+        float f = scale->dtype == QSIMD_INT32 ? (float)((const int32_t *)d)[i] : (float)v;
+        if (qk == QK_Q_F16) f = qk_round_f16(f);
+        else if (qk == QK_Q_BF16) f = qk_round_bf16(f);
+        pp->scale[i] = f;
+    }
+    return QSIMD_OK;
+}
+
+int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err)
+{
+    if (!zp) {
+        for (size_t i = 0; i < entries; i++) { pp->zp[i] = 0; pp->zp64[i] = 0; }
+        return QSIMD_OK;
+    }
+    const void *d = zp->data;
+    unsigned bits = qs_bits(zp->dtype);
+    for (size_t i = 0; i < entries; i++) {
+        int64_t v;
+        switch (zp->dtype) {
+        case QSIMD_UINT8: v = ((const uint8_t *)d)[i]; break;
+        case QSIMD_INT8: v = ((const int8_t *)d)[i]; break;
+        case QSIMD_UINT16: v = ((const uint16_t *)d)[i]; break;
+        case QSIMD_INT16: v = ((const int16_t *)d)[i]; break;
+        case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
+        case QSIMD_UINT32: v = ((const uint32_t *)d)[i]; break;
+        case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2: {
+            /* packed or one per byte; high bits of an unpacked byte are ignored */
+            uint32_t m = (1u << bits) - 1u, c;
+            if (zp->packed) {
+                unsigned per = 8u / bits;
+                c = (((const uint8_t *)d)[i / per] >> ((i % per) * bits)) & m;
+            } else {
+                c = ((const uint8_t *)d)[i] & m;
+            }
+            int sgn = zp->dtype == QSIMD_INT4 || zp->dtype == QSIMD_INT2;
+            v = sgn ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
+            break;
+        }
+        default:
+            return qs_fail(err, QSIMD_ERR_TYPE, "zero_point of type %s is not supported",
+                           qs_dtype_name(zp->dtype));
+        }
+        pp->zp64[i] = v;
+        pp->zp[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v);
+    }
+    return QSIMD_OK;
+}

@@ -1,0 +1,79 @@
+/* Internal helpers shared by the operators: errors, dtype facts, the granularity plan that
+ * turns per-tensor / per-axis / blocked layouts into contiguous kernel runs, and the
+ * widening of scales and zero points into the arrays the kernels read. */
+#ifndef QSIMD_OPS_COMMON_H
+#define QSIMD_OPS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qsimd.h"
+#include "../dispatch.h"
+
+int qs_fail(qsimd_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+const char *qs_dtype_name(int32_t dtype);
+int qs_is_subbyte(int32_t dtype);            /* 4- and 2-bit types */
+unsigned qs_bits(int32_t dtype);             /* element width in bits (0: unknown) */
+int qs_int_range(int32_t dtype, int32_t *qmin, int32_t *qmax);   /* 0: not an int type <= 16 bit */
+
+/* Element count of a tensor, checking ndim, negative dims and overflow. */
+int qs_count(const qsimd_tensor *t, const char *name, size_t *n, qsimd_error *err);
+/* Bytes a tensor's data occupies (packed sub-byte types: ceil). */
+size_t qs_nbytes(int32_t dtype, int packed, size_t n);
+
+enum { QS_PER_TENSOR, QS_PER_AXIS, QS_BLOCKED };
+
+typedef struct qs_plan {
+    int kind;
+    size_t n;                 /* elements of x */
+    size_t outer, d, inner;   /* x viewed as (outer, d, inner) around the axis */
+    size_t s;                 /* scale entries along the axis (blocked: ceil(d / b)) */
+    size_t b;                 /* block size */
+    size_t entries;           /* scale entries in total */
+} qs_plan;
+
+/* Validates scale / zero point against x (CONTRACT.md "Validation") and builds the plan. */
+int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_tensor *zp,
+                 int64_t axis, int64_t block_size, qs_plan *plan, qsimd_error *err);
+
+/* One contiguous run for a kernel. */
+typedef struct qs_run {
+    size_t start;   /* first element of x / y */
+    size_t n;
+    size_t entry;   /* first scale entry */
+    size_t blk;     /* elements per entry */
+} qs_run;
+
+/* Calls fn(ctx, run) for every run of the plan, in memory order. */
+typedef void (*qs_run_fn)(void *ctx, const qs_run *run);
+void qs_for_each_run(const qs_plan *plan, qs_run_fn fn, void *ctx);
+
+/* Parameter arrays with a small inline buffer, so small calls never allocate. */
+#define QS_INLINE_ENTRIES 16
+typedef struct qs_params {
+    float *scale;
+    double *scale64;
+    int32_t *zp;
+    int64_t *zp64;
+    void *heap;
+    float scale_buf[QS_INLINE_ENTRIES];
+    double scale64_buf[QS_INLINE_ENTRIES];
+    int32_t zp_buf[QS_INLINE_ENTRIES];
+    int64_t zp64_buf[QS_INLINE_ENTRIES];
+} qs_params;
+
+int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err);
+void qs_params_free(qs_params *pp);
+
+/* Scale entries, rounded to the quotient precision qk (QK_Q_*), as float32 or double. */
+int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params *pp,
+                   qsimd_error *err);
+/* Zero points as int32 (<= 16-bit types) and int64 (32-bit types); NULL tensor: all zero. */
+int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err);
+
+#endif

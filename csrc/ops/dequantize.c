@@ -1,0 +1,120 @@
+/* DequantizeLinear: validate, then feed contiguous runs to the active kernels. */
+#include <string.h>
+
+#include "common.h"
+
+void qsimd_dequantize_options_init(qsimd_dequantize_options *opt)
+{
+    opt->axis = 1;
+    opt->block_size = 0;
+}
+
+typedef struct dctx {
+    qk_dequant_fn fn;
+    const char *x;
+    char *y;
+    size_t xsize;       /* bytes per x element; 0 for packed */
+    size_t ysize;
+    unsigned per_byte;  /* packed: elements per byte */
+    const qs_params *pp;
+    qk_dparams kp;
+} dctx;
+
+static void dequant_run(void *vctx, const qs_run *r)
+{
+    dctx *c = (dctx *)vctx;
+    qk_dparams p = c->kp;
+    p.scale = c->pp->scale + r->entry;
+    p.zp = c->pp->zp + r->entry;
+    p.zp64 = c->pp->zp64 + r->entry;
+    p.blk = r->blk;
+    const void *x;
+    if (c->per_byte) {
+        x = c->x + r->start / c->per_byte;
+        p.phase = (unsigned)(r->start % c->per_byte);
+    } else {
+        x = c->x + r->start * c->xsize;
+    }
+    c->fn(x, c->y + r->start * c->ysize, r->n, &p);
+}
+
+static int out_kind(int32_t t)
+{
+    switch (t) {
+    case QSIMD_FLOAT: return QK_O_F32;
+    case QSIMD_FLOAT16: return QK_O_F16;
+    case QSIMD_BFLOAT16: return QK_O_BF16;
+    default: return -1;
+    }
+}
+
+int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                            const qsimd_tensor *zero_point,
+                            const qsimd_dequantize_options *opt, const qsimd_tensor *y,
+                            qsimd_error *err)
+{
+    qsimd_dequantize_options defaults;
+    if (!opt) { qsimd_dequantize_options_init(&defaults); opt = &defaults; }
+    if (!x || !scale || !y)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x, scale and y are required");
+    int dk, is_signed = 0;
+    unsigned bits = qs_bits(x->dtype);
+    switch (x->dtype) {
+    case QSIMD_INT8: case QSIMD_INT16: case QSIMD_INT32: case QSIMD_INT4: case QSIMD_INT2:
+        is_signed = 1;
+        /* fall through */
+    case QSIMD_UINT8: case QSIMD_UINT16: case QSIMD_UINT32: case QSIMD_UINT4: case QSIMD_UINT2:
+        if (bits == 32) dk = QK_D_B32;
+        else if (bits == 16) dk = QK_D_B16;
+        else if (bits < 8 && x->packed) dk = bits == 4 ? QK_D_P4 : QK_D_P2;
+        else dk = QK_D_B8;
+        break;
+    default:
+        return qs_fail(err, QSIMD_ERR_TYPE, "x of type %s is not supported by "
+                       "dequantize_linear", qs_dtype_name(x->dtype));
+    }
+    if (scale->dtype != QSIMD_FLOAT && scale->dtype != QSIMD_FLOAT16 &&
+        scale->dtype != QSIMD_BFLOAT16)
+        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16 or bfloat16, got %s",
+                       qs_dtype_name(scale->dtype));
+    int ok = out_kind(y->dtype);
+    if (ok < 0)
+        return qs_fail(err, QSIMD_ERR_TYPE, "output type must be float32, float16 or bfloat16, "
+                       "got %s", qs_dtype_name(y->dtype));
+    if (zero_point && zero_point->dtype != x->dtype)
+        return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but x has type %s",
+                       qs_dtype_name(zero_point->dtype), qs_dtype_name(x->dtype));
+    qs_plan plan;
+    int rc = qs_make_plan(x, scale, zero_point, opt->axis, opt->block_size, &plan, err);
+    if (rc != QSIMD_OK) return rc;
+    size_t ny;
+    if ((rc = qs_count(y, "y", &ny, err)) != QSIMD_OK) return rc;
+    int same = ny == plan.n && y->ndim == x->ndim;
+    for (int i = 0; same && i < x->ndim; i++) same = y->shape[i] == x->shape[i];
+    if (!same) return qs_fail(err, QSIMD_ERR_VALUE, "y must have the shape of x");
+    if (plan.n == 0) return QSIMD_OK;
+    if (!x->data || !scale->data || !y->data || (zero_point && !zero_point->data))
+        return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
+
+    qs_params pp;
+    if ((rc = qs_params_alloc(&pp, plan.entries, err)) != QSIMD_OK) return rc;
+    if ((rc = qs_load_scales(scale, plan.entries, QK_Q_F32, &pp, err)) != QSIMD_OK ||
+        (rc = qs_load_zps(zero_point, plan.entries, &pp, err)) != QSIMD_OK) {
+        qs_params_free(&pp);
+        return rc;
+    }
+    dctx c;
+    memset(&c, 0, sizeof c);
+    c.fn = qk_get_dequant(qk_active(), dk, ok);
+    c.x = (const char *)x->data;
+    c.y = (char *)y->data;
+    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2) ? 8u / bits : 0u;
+    c.xsize = c.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
+    c.ysize = qs_bits(y->dtype) / 8;
+    c.pp = &pp;
+    c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
+    c.kp.is_signed = is_signed;
+    qs_for_each_run(&plan, dequant_run, &c);
+    qs_params_free(&pp);
+    return QSIMD_OK;
+}

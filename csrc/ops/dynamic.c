@@ -1,0 +1,57 @@
+/* DynamicQuantizeLinear (uint8): range with NaN ignored, scale and zero point exactly as the
+ * ONNX reference computes them in float32, then one QuantizeLinear pass. */
+#include <math.h>
+#include <string.h>
+
+#include "common.h"
+#include "../kernels/convert.h"
+
+int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
+                                  float *y_scale, uint8_t *y_zero_point, qsimd_error *err)
+{
+    if (!x || !y || !y_scale || !y_zero_point)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x, y, y_scale and y_zero_point are required");
+    if (x->dtype != QSIMD_FLOAT)
+        return qs_fail(err, QSIMD_ERR_TYPE, "x must be float32, got %s",
+                       qs_dtype_name(x->dtype));
+    if (y->dtype != QSIMD_UINT8)
+        return qs_fail(err, QSIMD_ERR_TYPE, "y must be uint8, got %s", qs_dtype_name(y->dtype));
+    size_t n, ny;
+    int rc;
+    if ((rc = qs_count(x, "x", &n, err)) != QSIMD_OK) return rc;
+    if ((rc = qs_count(y, "y", &ny, err)) != QSIMD_OK) return rc;
+    int same = ny == n && y->ndim == x->ndim;
+    for (int i = 0; same && i < x->ndim; i++) same = y->shape[i] == x->shape[i];
+    if (!same) return qs_fail(err, QSIMD_ERR_VALUE, "y must have the shape of x");
+    if (n == 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x is empty: DynamicQuantizeLinear needs at least "
+                       "one element to find a range");
+    if (!x->data || !y->data)
+        return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
+
+    const qk_table *t = qk_active();
+    float mn, mx;
+    qk_get_minmax(t)((const float *)x->data, n, &mn, &mx);
+    float hi = mx > 0.0f ? mx : 0.0f;   /* all-NaN input leaves mx = -inf: range [0, 0] */
+    float lo = mn < 0.0f ? mn : 0.0f;
+    float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    /* zp = max(0, min(255, 0 - lo / scale)) with Python's min/max, where a NaN argument
+     * loses to the first one: NaN (lo = -inf) gives 255 as in the reference */
+    float z = 0.0f - lo / scale;
+    z = z < 255.0f ? z : 255.0f;
+    z = z > 0.0f ? z : 0.0f;
+    int32_t zp = (int32_t)qk_rint_small(z);
+
+    qk_qparams p;
+    memset(&p, 0, sizeof p);
+    p.scale = &scale;
+    p.zp = &zp;
+    p.blk = n;
+    p.qmin = 0;
+    p.qmax = 255;
+    p.mask = 0xffu;
+    qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8)(x->data, y->data, n, &p);
+    *y_scale = scale;
+    *y_zero_point = (uint8_t)zp;
+    return QSIMD_OK;
+}

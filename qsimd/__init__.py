@@ -1,0 +1,38 @@
+"""qsimd: exact, SIMD-accelerated ONNX boundary quantization.
+
+QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, bit-identical to the ONNX
+reference where it is defined and to qsimd's numeric contract elsewhere, on every instruction
+set. See README.md for the API tour and the architecture.
+"""
+from . import _core
+from ._api import (
+    available_isas,
+    cpu_features,
+    dequantize_linear,
+    dynamic_quantize_linear,
+    get_isa,
+    pack,
+    quantize_linear,
+    set_isa,
+    unpack,
+)
+
+__version__ = "0.1.0"
+
+_env_error = _core.env_isa_error()
+if _env_error is not None:
+    raise RuntimeError(_env_error)
+del _env_error
+
+__all__ = [
+    "quantize_linear",
+    "dequantize_linear",
+    "dynamic_quantize_linear",
+    "pack",
+    "unpack",
+    "cpu_features",
+    "available_isas",
+    "get_isa",
+    "set_isa",
+    "__version__",
+]

@@ -1,0 +1,299 @@
+"""The public Python API: argument normalisation, validation, output allocation and `out=`.
+
+No element loops live here: every element is touched by the C core (or, for pack/unpack,
+by whole-array NumPy operations).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _core
+from ._dtypes import (
+    CODE_TO_DTYPE,
+    DQ_INPUT_CODES,
+    DQ_SCALE_CODES,
+    DTYPE_TO_CODE,
+    FLOAT_OUT_CODES,
+    INT_OUTPUT_CODES,
+    INT_RANGE,
+    Q_INPUT_CODES,
+    Q_SCALE_CODES,
+    SUBBYTE_BITS,
+    name_of,
+    resolve,
+)
+
+_F32 = np.dtype(np.float32)
+
+
+def _names(codes) -> str:
+    names = [name_of(c) for c in codes]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous, aligned, native-byte-order array with the same values."""
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not (a.flags.c_contiguous and a.flags.aligned):
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def _python_ints(value, code: int, argname: str) -> np.ndarray:
+    """Python integers (or integer arrays) -> array of ONNX type `code`, range-checked."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iu" or a.dtype == np.bool_:
+        raise TypeError(f"{argname} must hold integers for type {name_of(code)}, got {a.dtype}")
+    lo, hi = INT_RANGE[code]
+    if a.size and (int(a.min()) < lo or int(a.max()) > hi):
+        raise ValueError(f"{argname} values must lie in [{lo}, {hi}] for type {name_of(code)}")
+    return np.ascontiguousarray(a.astype(CODE_TO_DTYPE[code]))
+
+
+def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarray, int]:
+    """x or scale: an ndarray keeps its dtype (which must be supported); Python data
+    (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
+    (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
+    if isinstance(value, np.ndarray):
+        a = value
+    else:
+        a = np.asarray(value)   # NumPy scalars keep their dtype here
+        if a.dtype == np.float64 or a.dtype == np.longdouble:
+            a = a.astype(np.float32)
+        elif a.dtype.kind in "iu" and DTYPE_TO_CODE.get(a.dtype) not in codes:
+            a = _python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
+    code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
+    if code not in codes:
+        hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
+        raise TypeError(f"{argname} must be {_names(codes)}, got {a.dtype}{hint}")
+    return _native(a), code
+
+
+def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
+    """x or zero point of an integer type. Python data takes the type `code_hint`."""
+    if not isinstance(value, np.ndarray):
+        a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
+        if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
+            return _python_ints(a, code_hint, argname), code_hint
+        value = a
+    code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
+    if code not in codes:
+        raise TypeError(f"{argname} must have a quantized integer type ({_names(codes)}), "
+                        f"got {value.dtype}")
+    return _native(value), code
+
+
+def _index(value, argname: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argname} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{argname} must be an integer, got {type(value).__name__}") from None
+
+
+def _flag(value, argname: str) -> bool:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise ValueError(f"{argname} must be True/False (or 1/0), got {value!r}")
+
+
+def _output(out, shape, dtype, inputs):
+    """The array the C core writes into, and the caller's `out` to copy to afterwards
+    (when `out` is strided or overlaps an input), or None."""
+    if out is None:
+        return np.empty(shape, dtype), None
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.dtype != dtype:
+        raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if out.flags.c_contiguous and out.flags.aligned and not any(
+            np.may_share_memory(out, a) for a in inputs if a is not None):
+        return out, None
+    return np.empty(shape, dtype), out
+
+
+def _finish(y, out):
+    if out is None:
+        return y
+    np.copyto(out, y, casting="no")
+    return out
+
+
+def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
+                    saturate=True, precision=None, packed=False, out=None):
+    """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
+
+    x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
+    scale: one element (per-tensor), 1-D of length ``x.shape[axis]`` (per-axis), or x's shape
+    with ``ceil(D / block_size)`` entries along `axis` (blocked).
+    zero_point: None, or scale's shape; its dtype is the output type.
+    output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2, as a NumPy /
+    ml_dtypes dtype, a name or an ONNX TensorProto code.
+    precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
+    packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
+    out: an array of exactly the result's shape and dtype to write into.
+    """
+    x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
+    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
+    ot = None if output_dtype is None else resolve(output_dtype, "output_dtype")
+    if ot == 0:
+        ot = None
+    zt = None
+    if zero_point is not None:
+        zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,
+                                    tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
+                                    else INT_OUTPUT_CODES)
+        if ot is not None and zt != ot:
+            raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
+    yt = ot or zt or 2
+    if yt not in INT_OUTPUT_CODES:
+        raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
+                        f"(supported: {_names(INT_OUTPUT_CODES)})")
+    _flag(saturate, "saturate")
+    prec = 0
+    if precision is not None and not (isinstance(precision, (int, np.integer))
+                                      and not isinstance(precision, bool) and precision == 0):
+        prec = resolve(precision, "precision")
+        if prec not in FLOAT_OUT_CODES:
+            raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
+    axis = _index(axis, "axis")
+    block_size = _index(block_size, "block_size")
+    packed = _flag(packed, "packed")
+    if packed and yt not in SUBBYTE_BITS:
+        raise ValueError(f"packed=True needs a 4- or 2-bit output type, not {name_of(yt)}")
+    if packed:
+        bits = SUBBYTE_BITS[yt]
+        shape = ((x.size * bits + 7) // 8,)
+        dtype = np.dtype(np.uint8)
+    else:
+        shape, dtype = x.shape, CODE_TO_DTYPE[yt]
+    y, user_out = _output(out, shape, dtype, (x, scale, zero_point))
+    _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
+                   prec, 1 if saturate else 0)
+    return _finish(y, user_out)
+
+
+def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
+                      out=None):
+    """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
+
+    x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2 (ml_dtypes arrays), or
+    uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
+    The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
+    """
+    zp_code = None
+    if isinstance(zero_point, np.ndarray):
+        zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
+    x, xt = _int_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
+    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
+    zt = None
+    if zero_point is not None:
+        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE))
+        if zt != xt:
+            raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
+    yt = st if output_dtype is None or (isinstance(output_dtype, (int, np.integer)) and not isinstance(output_dtype, bool) and output_dtype == 0) \
+        else resolve(output_dtype, "output_dtype")
+    if yt not in FLOAT_OUT_CODES:
+        raise TypeError(f"output_dtype must be float32, float16 or bfloat16, got {name_of(yt)}")
+    axis = _index(axis, "axis")
+    block_size = _index(block_size, "block_size")
+    y, user_out = _output(out, x.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
+    _core.dequantize(x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, axis, block_size)
+    return _finish(y, user_out)
+
+
+def dynamic_quantize_linear(x):
+    """ONNX DynamicQuantizeLinear (uint8). Returns ``(y, y_scale, y_zero_point)``, the last
+    two as 0-d float32 and uint8 arrays. NaN elements are ignored when finding the range."""
+    x, _ = _float_input(x, "x", (1,), False)
+    y = np.empty(x.shape, np.uint8)
+    scale, zp = _core.dynamic_quantize(x, y)
+    return y, np.array(scale, dtype=np.float32), np.array(zp, dtype=np.uint8)
+
+
+def pack(a) -> np.ndarray:
+    """ml_dtypes int4 / uint4 / int2 / uint2 / float4_e2m1fn array -> ONNX raw bytes (uint8,
+    1-D): element 0 in the lowest bits, zero padding."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"a must be a numpy array with a 4- or 2-bit dtype, got {type(a).__name__}")
+    code = DTYPE_TO_CODE.get(a.dtype)
+    if code not in SUBBYTE_BITS:
+        raise TypeError(f"a must have a 4- or 2-bit dtype (int4, uint4, int2, uint2, "
+                        f"float4_e2m1fn), got {a.dtype}")
+    bits = SUBBYTE_BITS[code]
+    per = 8 // bits
+    codes = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & np.uint8((1 << bits) - 1)
+    pad = (-codes.size) % per
+    if pad:
+        codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
+    codes = codes.reshape(-1, per)
+    outb = codes[:, 0].copy()
+    for k in range(1, per):   # over bit slots (at most 4), not elements
+        outb |= codes[:, k] << np.uint8(bits * k)
+    return outb
+
+
+def unpack(data, dtype, shape) -> np.ndarray:
+    """ONNX raw bytes -> ml_dtypes array of `dtype` (int4, uint4, int2, uint2,
+    float4_e2m1fn) and `shape`. `data` must hold exactly ceil(n * bits / 8) bytes."""
+    code = resolve(dtype, "dtype")
+    if code not in SUBBYTE_BITS:
+        raise TypeError(f"dtype must be a 4- or 2-bit type, got {name_of(code)}")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        b = np.frombuffer(data, dtype=np.uint8)
+    else:
+        b = np.asarray(data)
+        if b.dtype not in (np.uint8, np.int8):
+            raise TypeError(f"data must be bytes or a uint8 array, got {b.dtype}")
+        b = b.reshape(-1).view(np.uint8)
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of integers, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"shape must not have negative dimensions, got {shape}")
+    n = 1
+    for d in shape:
+        n *= d
+    bits = SUBBYTE_BITS[code]
+    per = 8 // bits
+    need = (n * bits + 7) // 8
+    if b.size != need:
+        raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
+                         f"needs {need}")
+    shifts = np.arange(0, 8, bits, dtype=np.uint8)
+    codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
+    return np.ascontiguousarray(codes).view(CODE_TO_DTYPE[code]).reshape(shape)
+
+
+def cpu_features() -> dict:
+    """CPU features found at run time (and honoured by the OS)."""
+    return _core.cpu_feature_bits()
+
+
+def available_isas() -> list:
+    """Instruction sets this build has and this CPU can run, slowest first."""
+    return [n for n in _core.isa_names() if _core.isa_available(n)]
+
+
+def get_isa() -> str:
+    """The instruction set in use."""
+    return _core.get_isa()
+
+
+def set_isa(name=None) -> None:
+    """Force an instruction set for the whole process ("scalar", "sse41", "avx2", "avx512",
+    "neon"); None or "auto" picks the best one again. ValueError if it cannot run here."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a string or None, got {type(name).__name__}")
+    _core.set_isa(None if name in (None, "", "auto") else name)

@@ -1,0 +1,213 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
+
+Arrays arrive already validated by the Python layer (C-contiguous, aligned, native byte
+order, supported dtype); shapes, axes and block sizes are validated by the C operator layer,
+whose messages become the exceptions raised here. Buffers are read through NumPy's C API
+rather than typed memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
+"""
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+cnp.import_array()
+
+cdef extern from "qsimd.h" nogil:
+    ctypedef struct qsimd_error:
+        int code
+        char message[256]
+    ctypedef struct qsimd_tensor:
+        void *data
+        int32_t dtype
+        int32_t ndim
+        const int64_t *shape
+        int32_t packed
+    ctypedef struct qsimd_quantize_options:
+        int64_t axis
+        int64_t block_size
+        int32_t saturate
+        int32_t precision
+    ctypedef struct qsimd_dequantize_options:
+        int64_t axis
+        int64_t block_size
+    int QSIMD_MAX_DIMS
+    int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM, QSIMD_ERR_UNAVAILABLE
+    unsigned QSIMD_CPU_SSE41, QSIMD_CPU_AVX2, QSIMD_CPU_FMA, QSIMD_CPU_F16C
+    unsigned QSIMD_CPU_AVX512F, QSIMD_CPU_AVX512BW, QSIMD_CPU_AVX512DQ, QSIMD_CPU_AVX512VL
+    unsigned QSIMD_CPU_NEON, QSIMD_CPU_FP16, QSIMD_CPU_OS_AVX, QSIMD_CPU_OS_AVX512
+
+    int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                              const qsimd_tensor *zero_point,
+                              const qsimd_quantize_options *opt, const qsimd_tensor *y,
+                              qsimd_error *err)
+    int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                                const qsimd_tensor *zero_point,
+                                const qsimd_dequantize_options *opt, const qsimd_tensor *y,
+                                qsimd_error *err)
+    int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
+                                      float *y_scale, uint8_t *y_zero_point, qsimd_error *err)
+    const char *qsimd_get_isa()
+    int qsimd_isa_available(const char *name)
+    int qsimd_set_isa(const char *name, qsimd_error *err)
+    const char *const *qsimd_isa_names()
+    unsigned qsimd_cpu_features()
+    const char *qsimd_version()
+
+cdef extern from "dispatch.h" nogil:
+    const char *qsimd_env_isa_error()
+
+
+# Shapes are copied into int64 (npy_intp is 32-bit on 32-bit platforms).
+cdef struct shaped:
+    qsimd_tensor t
+    int64_t dims[32]
+
+
+cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
+    cdef int i, nd = cnp.PyArray_NDIM(a)
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
+    if nd > 32:
+        raise ValueError(f"arrays of rank {nd} are not supported (at most 32 dimensions)")
+    for i in range(nd):
+        s.dims[i] = dims[i]
+    s.t.data = cnp.PyArray_DATA(a)
+    s.t.dtype = dtype
+    s.t.ndim = nd
+    s.t.shape = s.dims
+    s.t.packed = packed
+    return 0
+
+
+cdef inline int fill_shape(shaped *s, cnp.ndarray data, int dtype, int packed,
+                           cnp.ndarray like) except -1:
+    """data's buffer with like's shape (packed sub-byte buffers are 1-D bytes)."""
+    fill(s, like, dtype, packed)
+    s.t.data = cnp.PyArray_DATA(data)
+    return 0
+
+
+cdef raise_error(int rc, qsimd_error *err):
+    msg = err.message.decode("utf-8", "replace")
+    if rc == QSIMD_ERR_TYPE:
+        raise TypeError(msg)
+    if rc == QSIMD_ERR_NOMEM:
+        raise MemoryError(msg)
+    raise ValueError(msg)
+
+
+def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt,
+             cnp.ndarray y, int yt, bint packed, int64_t axis, int64_t block_size,
+             int precision, int saturate):
+    cdef shaped sx, ss, sz, sy
+    cdef qsimd_quantize_options opt
+    cdef qsimd_error err
+    cdef int rc
+    cdef const qsimd_tensor *pz = NULL
+    fill(&sx, x, xt, 0)
+    fill(&ss, scale, st, 0)
+    if zp is not None:
+        fill(&sz, <cnp.ndarray>zp, zt, 0)
+        pz = &sz.t
+    fill_shape(&sy, y, yt, packed, x)
+    opt.axis = axis
+    opt.block_size = block_size
+    opt.saturate = saturate
+    opt.precision = precision
+    with nogil:
+        rc = qsimd_quantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
+
+
+def dequantize(cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
+               int st, object zp, int zt, cnp.ndarray y, int yt, int64_t axis,
+               int64_t block_size):
+    """like: an array with x's logical shape (x itself unless x holds packed bytes)."""
+    cdef shaped sx, ss, sz, sy
+    cdef qsimd_dequantize_options opt
+    cdef qsimd_error err
+    cdef int rc
+    cdef const qsimd_tensor *pz = NULL
+    fill_shape(&sx, x, xt, x_packed, like)
+    fill(&ss, scale, st, 0)
+    if zp is not None:
+        fill(&sz, <cnp.ndarray>zp, zt, 0)
+        pz = &sz.t
+    fill_shape(&sy, y, yt, 0, like)
+    opt.axis = axis
+    opt.block_size = block_size
+    with nogil:
+        rc = qsimd_dequantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
+
+
+def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
+    cdef shaped sx, sy
+    cdef qsimd_error err
+    cdef float scale = 0
+    cdef uint8_t zp = 0
+    cdef int rc
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, 2, 0)
+    with nogil:
+        rc = qsimd_dynamic_quantize_linear(&sx.t, &sy.t, &scale, &zp, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return scale, zp
+
+
+def get_isa():
+    return qsimd_get_isa().decode()
+
+
+def isa_names():
+    cdef const char *const *names = qsimd_isa_names()
+    out = []
+    cdef int i = 0
+    while names[i] != NULL:
+        out.append(names[i].decode())
+        i += 1
+    return out
+
+
+def isa_available(str name):
+    b = name.encode()
+    return bool(qsimd_isa_available(b))
+
+
+def set_isa(name):
+    cdef qsimd_error err
+    cdef int rc
+    b = b"" if name is None else name.encode()
+    rc = qsimd_set_isa(b, &err)
+    if rc != QSIMD_OK:
+        raise ValueError(err.message.decode("utf-8", "replace"))
+
+
+def env_isa_error():
+    cdef const char *e = qsimd_env_isa_error()
+    return None if e == NULL else e.decode("utf-8", "replace")
+
+
+def cpu_feature_bits():
+    cdef unsigned f = qsimd_cpu_features()
+    return {
+        "sse4.1": bool(f & QSIMD_CPU_SSE41),
+        "avx2": bool(f & QSIMD_CPU_AVX2),
+        "fma": bool(f & QSIMD_CPU_FMA),
+        "f16c": bool(f & QSIMD_CPU_F16C),
+        "avx512f": bool(f & QSIMD_CPU_AVX512F),
+        "avx512bw": bool(f & QSIMD_CPU_AVX512BW),
+        "avx512dq": bool(f & QSIMD_CPU_AVX512DQ),
+        "avx512vl": bool(f & QSIMD_CPU_AVX512VL),
+        "os_avx": bool(f & QSIMD_CPU_OS_AVX),
+        "os_avx512": bool(f & QSIMD_CPU_OS_AVX512),
+        "neon": bool(f & QSIMD_CPU_NEON),
+        "fp16": bool(f & QSIMD_CPU_FP16),
+    }
+
+
+def c_version():
+    return qsimd_version().decode()

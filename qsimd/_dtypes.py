@@ -1,0 +1,84 @@
+"""Element types: ONNX TensorProto codes <-> NumPy / ml_dtypes dtypes, and name resolution."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+# ONNX TensorProto.DataType code -> dtype (ml_dtypes for the types NumPy lacks).
+CODE_TO_DTYPE = {
+    1: np.dtype(np.float32),
+    2: np.dtype(np.uint8),
+    3: np.dtype(np.int8),
+    4: np.dtype(np.uint16),
+    5: np.dtype(np.int16),
+    6: np.dtype(np.int32),
+    10: np.dtype(np.float16),
+    12: np.dtype(np.uint32),
+    16: np.dtype(ml_dtypes.bfloat16),
+    17: np.dtype(ml_dtypes.float8_e4m3fn),
+    18: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    19: np.dtype(ml_dtypes.float8_e5m2),
+    20: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    21: np.dtype(ml_dtypes.uint4),
+    22: np.dtype(ml_dtypes.int4),
+    23: np.dtype(ml_dtypes.float4_e2m1fn),
+    24: np.dtype(ml_dtypes.float8_e8m0fnu),
+    25: np.dtype(ml_dtypes.uint2),
+    26: np.dtype(ml_dtypes.int2),
+}
+DTYPE_TO_CODE = {dt: code for code, dt in CODE_TO_DTYPE.items()}
+
+# ONNX enum names (TensorProto.FLOAT8E4M3FN ...) and common aliases, lower-cased.
+_ONNX_NAMES = {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "float16": 10,
+    "uint32": 12, "bfloat16": 16, "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19,
+    "float8e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4e2m1": 23, "float8e8m0": 24,
+    "uint2": 25, "int2": 26, "float32": 1, "half": 10, "float4e2m1fn": 23, "float8e8m0fnu": 24,
+}
+# Codes ONNX defines that qsimd does not handle, for a precise message.
+_ONNX_OTHER = {0: "undefined", 7: "int64", 8: "string", 9: "bool", 11: "double",
+               13: "uint64", 14: "complex64", 15: "complex128"}
+
+SUBBYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+
+Q_INPUT_CODES = (1, 10, 16, 6)            # float32, float16, bfloat16, int32
+Q_SCALE_CODES = (1, 10, 16, 6)
+DQ_SCALE_CODES = (1, 10, 16)
+FLOAT_OUT_CODES = (1, 10, 16)
+INT_OUTPUT_CODES = (2, 3, 4, 5, 21, 22, 25, 26)
+DQ_INPUT_CODES = INT_OUTPUT_CODES + (6, 12)   # + int32 (ONNX) and uint32 (AMD Quark)
+INT_RANGE = {2: (0, 255), 3: (-128, 127), 4: (0, 65535), 5: (-32768, 32767), 6: (-2**31, 2**31 - 1),
+             12: (0, 2**32 - 1), 21: (0, 15), 22: (-8, 7), 25: (0, 3), 26: (-2, 1)}
+
+
+def name_of(code: int) -> str:
+    dt = CODE_TO_DTYPE.get(code)
+    return dt.name if dt is not None else _ONNX_OTHER.get(code, f"onnx type {code}")
+
+
+def resolve(spec, argname: str) -> int:
+    """Any dtype spelling -> ONNX code. TypeError naming `argname` when it is not a type."""
+    if isinstance(spec, (bool, np.bool_)):
+        raise TypeError(f"{argname} must be a dtype, a dtype name or an ONNX type code, got {spec!r}")
+    if isinstance(spec, (int, np.integer)):
+        code = int(spec)
+        if code in CODE_TO_DTYPE:
+            return code
+        if code in _ONNX_OTHER:
+            raise TypeError(f"{argname}: ONNX type {code} ({_ONNX_OTHER[code]}) is not supported")
+        raise TypeError(f"{argname}: {code} is not an ONNX TensorProto data type code")
+    if isinstance(spec, str):
+        key = spec.strip().lower()
+        if key.startswith("tensorproto."):
+            key = key[len("tensorproto."):]
+        code = _ONNX_NAMES.get(key.replace("_", ""))
+        if code is not None:
+            return code
+    try:
+        dt = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"{argname}: {spec!r} is not a dtype") from None
+    code = DTYPE_TO_CODE.get(dt.newbyteorder("="))
+    if code is None:
+        raise TypeError(f"{argname}: dtype {dt} is not a quantization type")
+    return code

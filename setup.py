@@ -1,0 +1,113 @@
+"""Build of the qsimd extension.
+
+Each kernel file is compiled with its own instruction-set flags, and only the current target
+architecture's kernel files are built; the rest of the C core gets baseline flags, so the
+wheel runs on any CPU of its architecture and picks a kernel table at run time.
+"""
+import os
+import sysconfig
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = "csrc"
+CORE = [
+    "csrc/cpu.c",
+    "csrc/dispatch.c",
+    "csrc/ops/common.c",
+    "csrc/ops/quantize.c",
+    "csrc/ops/dequantize.c",
+    "csrc/ops/dynamic.c",
+    "csrc/kernels/scalar.c",
+]
+
+# Per-file target flags: (gcc/clang, msvc).
+X86_KERNELS = {
+    "csrc/kernels/sse41.c": (["-msse4.1"], []),
+    "csrc/kernels/avx2.c": (["-mavx2", "-mfma", "-mf16c"], ["/arch:AVX2"]),
+    "csrc/kernels/avx512.c": (
+        ["-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mavx2", "-mfma", "-mf16c"],
+        ["/arch:AVX512"],
+    ),
+}
+ARM_KERNELS = {"csrc/kernels/neon.c": ([], [])}
+
+
+def target_arch():
+    """The architecture being built for (honours cross builds via _PYTHON_HOST_PLATFORM)."""
+    plat = sysconfig.get_platform().lower()
+    if os.environ.get("ARCHFLAGS", "").strip() in ("-arch arm64", "-arch x86_64"):
+        return "arm64" if "arm64" in os.environ["ARCHFLAGS"] else "x86"
+    if any(a in plat for a in ("aarch64", "arm64")):
+        return "arm64"
+    if any(a in plat for a in ("x86_64", "amd64", "win32", "i686", "x86")) or plat.startswith("macosx") and "x86_64" in plat:
+        return "x86"
+    return "other"
+
+
+def kernel_files():
+    arch = target_arch()
+    table = X86_KERNELS if arch == "x86" else ARM_KERNELS if arch == "arm64" else {}
+    present = {f: v for f, v in table.items() if os.path.exists(os.path.join(HERE, f))}
+    if present and len(present) != len(table):
+        missing = sorted(set(table) - set(present))
+        raise RuntimeError(f"incomplete kernel set for {arch}: missing {missing}")
+    macro = {"x86": "QSIMD_HAVE_X86", "arm64": "QSIMD_HAVE_NEON"}.get(arch)
+    return present, ([(macro, "1")] if present and macro else [])
+
+
+KERNELS, KERNEL_MACROS = kernel_files()
+
+
+class BuildExt(build_ext):
+    """Compiles our C files first (C99, per-file ISA flags), then the Cython module."""
+
+    def build_extension(self, ext):
+        msvc = self.compiler.compiler_type == "msvc"
+        if msvc:
+            common = ["/O2", "/fp:precise"]
+        else:
+            common = ["-std=c99", "-O2", "-ffp-contract=off", "-fno-strict-aliasing",
+                      "-Wall", "-Wextra"]
+            if os.environ.get("QSIMD_WERROR"):
+                common.append("-Werror")
+            if os.environ.get("QSIMD_SANITIZE"):
+                common += ["-fsanitize=" + os.environ["QSIMD_SANITIZE"], "-fno-omit-frame-pointer", "-g"]
+        objects = []
+        groups = [(CORE, [])] + [([f], flags[1] if msvc else flags[0]) for f, flags in KERNELS.items()]
+        for sources, flags in groups:
+            objects += self.compiler.compile(
+                sources,
+                output_dir=self.build_temp,
+                macros=ext.define_macros,
+                include_dirs=ext.include_dirs,
+                debug=self.debug,
+                extra_postargs=common + flags,
+                depends=ext.depends,
+            )
+        ext.extra_objects = objects + list(ext.extra_objects or [])
+        super().build_extension(ext)
+
+
+define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION")] + KERNEL_MACROS
+if os.name != "nt":
+    define_macros.append(("_GNU_SOURCE", "1"))
+
+depends = [os.path.join(root, f) for root, _, files in os.walk(CSRC) for f in files if f.endswith(".h")]
+ext = Extension(
+    "qsimd._core",
+    sources=["qsimd/_core.pyx"],
+    include_dirs=[np.get_include(), "csrc/include", "csrc"],
+    define_macros=define_macros,
+    depends=depends + CORE + list(KERNELS),
+    extra_compile_args=[] if os.name == "nt" else ["-O2", "-ffp-contract=off"],
+    extra_link_args=(["-fsanitize=" + os.environ["QSIMD_SANITIZE"]] if os.environ.get("QSIMD_SANITIZE") else []),
+)
+
+setup(
+    ext_modules=cythonize([ext], compiler_directives={"language_level": "3"}),
+    cmdclass={"build_ext": BuildExt},
+)
