@@ -1,0 +1,310 @@
+"""qsimd benchmark: side by side, in one process, medians of many repeats.
+
+Peers (single-threaded): onnxruntime (a one-node InferenceSession), PyTorch
+(quantize_per_tensor / quantize_per_channel / dequantize), a NumPy expression of the formula,
+and the data-movement floor: NumPy copyto between arrays of the same byte sizes as the
+operation reads and writes. Missing peers (the `bench` extra) are skipped and reported.
+
+    python benchmarks/bench.py                 # default sizes 1K .. 16M
+    python benchmarks/bench.py --sizes 1K,64K,1M,16M,64M --cases q_u8,dq_u8
+    python benchmarks/bench.py --markdown results.md
+
+Prints a markdown table of median times (microseconds) and ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
+
+import qsimd  # noqa: E402
+
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+except ImportError:   # optional peer
+    ort = None
+try:
+    import warnings
+
+    import torch
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+except ImportError:   # optional peer
+    torch = None
+
+
+def parse_size(s: str) -> int:
+    s = s.strip().upper()
+    mult = {"K": 1 << 10, "M": 1 << 20}.get(s[-1], 1)
+    return int(s[:-1] if s[-1] in "KM" else s) * mult
+
+
+def median_time(fn, budget: float = 0.25, max_repeat: int = 2000) -> float:
+    fn()   # warm up (allocations, first-touch, lazy init)
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-7)
+    repeat = int(min(max_repeat, max(5, budget / one)))
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+# --- onnxruntime peers ----------------------------------------------------------------------
+def ort_session(op: str, x_type: int, scale: np.ndarray, zp: np.ndarray | None, y_type: int,
+                shape, axis: int = 1, block_size: int = 0):
+    if ort is None:
+        return None
+    inits = [onnx.numpy_helper.from_array(scale, "scale")]
+    inputs = ["x", "scale"]
+    if zp is not None:
+        inits.append(onnx.numpy_helper.from_array(zp, "zp"))
+        inputs.append("zp")
+    attrs = {"axis": axis}
+    if block_size:
+        attrs["block_size"] = block_size
+    node = helper.make_node(op, inputs, ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", x_type, list(shape))],
+                              [helper.make_tensor_value_info("y", y_type, list(shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    except Exception:   # a type this onnxruntime build has no kernel for
+        return None
+
+
+def ort_dyn_session(shape):
+    if ort is None:
+        return None
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, list(shape)),
+                               helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+                               helper.make_tensor_value_info("z", TensorProto.UINT8, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 10
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def floor_fn(n_in_bytes: int, n_out_bytes: int):
+    """copyto between unsigned arrays with the operation's byte sizes (same element count)."""
+    ratio = max(n_in_bytes, n_out_bytes) // max(1, min(n_in_bytes, n_out_bytes))
+    small = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+    if n_in_bytes >= n_out_bytes:
+        count = max(1, n_out_bytes)
+        src, dst = np.ones(count, small[ratio]), np.empty(count, np.uint8)
+    else:
+        count = max(1, n_in_bytes)
+        src, dst = np.ones(count, np.uint8), np.empty(count, small[ratio])
+    return lambda: np.copyto(dst, src, casting="unsafe")
+
+
+# --- cases ----------------------------------------------------------------------------------
+def case_quant(n, out_name, per="tensor", block=0, x_dtype=np.float32, packed=False, use_out=True):
+    rng = np.random.default_rng(1)
+    shape = (n,) if per == "tensor" else ((max(1, n // (64 * 56 * 56)), 64, 56, 56)
+                                         if per == "axis" and n >= 64 * 56 * 56 else
+                                         (max(1, n // 4096), 16, 256) if per == "axis" else (n // 4096 or 1, 4096))
+    size = int(np.prod(shape))
+    x = (rng.standard_normal(shape) * 4).astype(x_dtype)
+    ydt = np.dtype(getattr(ml_dtypes, out_name, None) or out_name)
+    onnx_code = {"uint8": 2, "int8": 3, "int16": 5, "int4": 22, "uint4": 21}[out_name]
+    if per == "tensor":
+        scale = np.array(0.05, x_dtype)
+        zp = np.array(0, ydt)
+    elif per == "axis":
+        scale = (rng.random(shape[1]) * 0.1 + 0.01).astype(x_dtype)
+        zp = np.zeros(shape[1], ydt)
+    else:
+        sshape = (shape[0], -(-shape[1] // block))
+        scale = (rng.random(sshape) * 0.1 + 0.01).astype(x_dtype)
+        zp = np.zeros(sshape, ydt)
+    axis = 1
+    bits = 4 if out_name in ("int4", "uint4") else 8 * ydt.itemsize
+    out = np.empty(((size + 1) // 2,) if packed else shape, np.uint8 if packed else ydt)
+    kw = dict(axis=axis, block_size=block, packed=packed)
+    if use_out:
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, out=out, **kw)  # noqa: E731
+    else:
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, **kw)  # noqa: E731
+    peers = {}
+    if out_name in ("uint8", "int8", "int16"):
+        lo, hi = np.iinfo(ydt).min, np.iinfo(ydt).max
+        sb = scale if per == "tensor" else (scale.reshape(1, -1, *([1] * (len(shape) - 2))) if per == "axis"
+                                            else np.repeat(scale, block, axis=1)[:, :shape[1]])
+        peers["numpy"] = lambda: np.clip(np.rint(x / sb), lo, hi).astype(ydt)
+    xcode = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}.get(x_dtype) if ort else None
+    sess = ort_session("QuantizeLinear", xcode, scale, zp, onnx_code, shape, axis, block) if ort else None
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    if torch is not None and x_dtype == np.float32 and out_name in ("uint8", "int8") and per != "block":
+        tx = torch.from_numpy(x)
+        tdt = torch.quint8 if out_name == "uint8" else torch.qint8
+        if per == "tensor":
+            peers["torch"] = lambda: torch.quantize_per_tensor(tx, 0.05, 0, tdt)
+        else:
+            ts, tz = torch.from_numpy(scale.astype(np.float64)), torch.zeros(shape[1], dtype=torch.int64)
+            peers["torch"] = lambda: torch.quantize_per_channel(tx, ts, tz, 1, tdt)
+    if torch is not None and x_dtype == np.float32 and out_name == "uint4" and per == "tensor":
+        tx = torch.from_numpy(x)
+        peers["torch"] = lambda: torch.quantize_per_tensor(tx, 0.05, 0, torch.quint4x2)
+    in_bytes = size * np.dtype(x_dtype).itemsize
+    out_bytes = size * bits // 8
+    return ours, peers, floor_fn(in_bytes, out_bytes), size
+
+
+def case_dequant(n, in_name, per="tensor", out_dtype=np.float32, use_out=True):
+    rng = np.random.default_rng(2)
+    xdt = np.dtype(getattr(ml_dtypes, in_name, None) or in_name)
+    lo, hi = (-8, 8) if in_name == "int4" else (0, 256)
+    x = rng.integers(lo, hi, n).astype(xdt)
+    scale = np.array(0.05, out_dtype)
+    zp = np.array(3 if in_name == "uint8" else 1, xdt)
+    out = np.empty(n, out_dtype)
+    ours = (lambda: qsimd.dequantize_linear(x, scale, zp, out=out)) if use_out else \
+        (lambda: qsimd.dequantize_linear(x, scale, zp))
+    peers = {}
+    if in_name == "uint8":
+        peers["numpy"] = lambda: ((x.astype(np.int32) - 3).astype(np.float32) * scale).astype(out_dtype)
+    ocode = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}.get(out_dtype) if ort else None
+    xcode = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "int4": TensorProto.INT4}[in_name] if ort else None
+    sess = ort_session("DequantizeLinear", xcode, scale, zp, ocode, (n,), 1) if ort else None
+    if sess is not None:
+        # x is the graph input: onnxruntime takes int4 as ml_dtypes arrays
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    if torch is not None and in_name == "uint8" and out_dtype == np.float32:
+        q = torch.quantize_per_tensor(torch.from_numpy(x.astype(np.float32) * 0.05), 0.05, 3, torch.quint8)
+        peers["torch"] = lambda: q.dequantize()
+    bits = 4 if in_name == "int4" else 8
+    return ours, peers, floor_fn(n * bits // 8 if bits == 8 else n, n * np.dtype(out_dtype).itemsize), n
+
+
+def case_dynamic(n):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(n).astype(np.float32)
+    ours = lambda: qsimd.dynamic_quantize_linear(x)  # noqa: E731
+    peers = {}
+
+    def np_dyn():
+        hi, lo = max(0.0, float(x.max())), min(0.0, float(x.min()))
+        s = np.float32((hi - lo) / 255)
+        z = np.clip(np.rint(-lo / s), 0, 255)
+        return np.clip(np.rint(x / s) + z, 0, 255).astype(np.uint8)
+    peers["numpy"] = np_dyn
+    sess = ort_dyn_session((n,)) if ort else None
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    return ours, peers, floor_fn(4 * n, n), n
+
+
+CASES = {
+    "q_u8": ("quantize f32->u8 per-tensor", lambda n, o: case_quant(n, "uint8", use_out=o)),
+    "q_i8": ("quantize f32->i8 per-tensor", lambda n, o: case_quant(n, "int8", use_out=o)),
+    "q_i16": ("quantize f32->i16 per-tensor", lambda n, o: case_quant(n, "int16", use_out=o)),
+    "q_i4p": ("quantize f32->int4 packed per-tensor", lambda n, o: case_quant(n, "int4", packed=True, use_out=o)),
+    "q_u8_axis": ("quantize f32->u8 per-axis (axis=1)", lambda n, o: case_quant(n, "uint8", per="axis", use_out=o)),
+    "q_u8_b32": ("quantize f32->u8 blocked (last axis, 32)", lambda n, o: case_quant(n, "uint8", per="block", block=32, use_out=o)),
+    "q_i4_b128": ("quantize f32->int4 blocked (last axis, 128)", lambda n, o: case_quant(n, "int4", per="block", block=128, use_out=o)),
+    "q_f16_u8": ("quantize f16->u8 per-tensor", lambda n, o: case_quant(n, "uint8", x_dtype=np.float16, use_out=o)),
+    "dq_u8": ("dequantize u8->f32 per-tensor", lambda n, o: case_dequant(n, "uint8", use_out=o)),
+    "dq_i4": ("dequantize int4->f32 per-tensor", lambda n, o: case_dequant(n, "int4", use_out=o)),
+    "dq_u8_f16": ("dequantize u8->f16 per-tensor", lambda n, o: case_dequant(n, "uint8", out_dtype=np.float16, use_out=o)),
+    "dyn": ("DynamicQuantizeLinear f32->u8", lambda n, o: case_dynamic(n)),
+}
+PEERS = ("numpy", "onnxruntime", "torch")
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    vers = [f"qsimd {qsimd.__version__} ({qsimd.get_isa()})", f"numpy {np.__version__}"]
+    if ort is not None:
+        vers.append(f"onnxruntime {ort.__version__}")
+    if torch is not None:
+        vers.append(f"torch {torch.__version__}")
+    return f"{cpu}, {os.cpu_count()} cores; " + ", ".join(vers) + "; single thread"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1K,16K,64K,1M,16M")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--no-out", action="store_true", help="let qsimd allocate (default: out=)")
+    ap.add_argument("--isa", default=None, help="force an instruction set")
+    ap.add_argument("--budget", type=float, default=0.2, help="seconds per measurement")
+    ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    args = ap.parse_args(argv)
+    if args.isa:
+        qsimd.set_isa(args.isa)
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    skipped = [p for p, m in (("onnxruntime", ort), ("torch", torch)) if m is None]
+    lines = [f"Machine: {machine()}", ""]
+    if skipped:
+        lines.append(f"Skipped peers (not installed; `pip install qsimd[bench]`): {', '.join(skipped)}")
+        lines.append("")
+    head = "| case | n | qsimd µs | " + " | ".join(f"{p} µs" for p in PEERS) + \
+        " | floor µs | qsimd/floor | " + " | ".join(f"{p}/qsimd" for p in PEERS) + " |"
+    lines += [head, "|" + "---|" * (head.count("|") - 1)]
+    print("\n".join(lines), flush=True)
+    notes = set()
+    for key in args.cases.split(","):
+        title, make = CASES[key]
+        for n in sizes:
+            ours, peers, floor, size = make(n, not args.no_out)
+            t_ours = median_time(ours, args.budget)
+            t_floor = median_time(floor, args.budget)
+            t_peer = {}
+            for p, fn in peers.items():
+                try:
+                    fn()
+                except Exception as e:   # e.g. onnxruntime cannot hand int4 back to NumPy
+                    notes.add(f"{p} skipped for '{title}': {type(e).__name__}: {str(e)[:80]}")
+                    continue
+                t_peer[p] = median_time(fn, args.budget)
+            cells = [title, f"{size:,}", f"{t_ours * 1e6:.2f}"]
+            cells += [f"{t_peer[p] * 1e6:.2f}" if p in t_peer else "–" for p in PEERS]
+            cells += [f"{t_floor * 1e6:.2f}", f"{t_ours / t_floor:.2f}"]
+            cells += [f"{t_peer[p] / t_ours:.2f}" if p in t_peer else "–" for p in PEERS]
+            row = "| " + " | ".join(cells) + " |"
+            lines.append(row)
+            print(row, flush=True)
+    if notes:
+        lines.append("")
+        lines += sorted(notes)
+        print("\n".join(sorted(notes)))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
