@@ -4,7 +4,13 @@ QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, bit-identical to the
 reference where it is defined and to qsimd's numeric contract elsewhere, on every instruction
 set. See README.md for the API tour and the architecture.
 """
-from . import _core
+try:
+    from . import _core
+except ImportError as e:   # pragma: no cover - depends on how qsimd was installed
+    raise ImportError(
+        "qsimd's compiled core (qsimd._core) is missing. If you are running from a source "
+        "checkout, build it with `pip install -e .` (or run from another directory to use "
+        f"an installed qsimd). Original error: {e}") from e
 from ._api import (
     available_isas,
     cpu_features,
