@@ -90,6 +90,22 @@ class BuildExt(build_ext):
             )
         ext.extra_objects = objects + list(ext.extra_objects or [])
         super().build_extension(ext)
+        # Ship the C core inside the package for C programs and extensions
+        # (qsimd.get_include() / qsimd.get_library_dir()).
+        pkg_dir = os.path.dirname(self.get_ext_fullpath(ext.name))
+        self.compiler.create_static_lib(objects, "qsimd", output_dir=os.path.join(pkg_dir, "lib"))
+        inc_dir = os.path.join(pkg_dir, "include")
+        os.makedirs(inc_dir, exist_ok=True)
+        self.copy_file(os.path.join(HERE, "csrc", "include", "qsimd.h"), inc_dir)
+
+    def copy_extensions_to_source(self):
+        """In-place and editable builds: the C library and header follow the module."""
+        super().copy_extensions_to_source()
+        built = os.path.join(self.build_lib, "qsimd")
+        for sub in ("lib", "include"):
+            src = os.path.join(built, sub)
+            if os.path.isdir(src):
+                self.copy_tree(src, os.path.join(HERE, "qsimd", sub))
 
 
 define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION")] + KERNEL_MACROS

@@ -16,7 +16,9 @@ from ._api import (
     cpu_features,
     dequantize_linear,
     dynamic_quantize_linear,
+    get_include,
     get_isa,
+    get_library_dir,
     pack,
     quantize_linear,
     set_isa,
@@ -40,5 +42,7 @@ __all__ = [
     "available_isas",
     "get_isa",
     "set_isa",
+    "get_include",
+    "get_library_dir",
     "__version__",
 ]

@@ -6,6 +6,7 @@ by whole-array NumPy operations).
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 
@@ -274,6 +275,17 @@ def unpack(data, dtype, shape) -> np.ndarray:
     shifts = np.arange(0, 8, bits, dtype=np.uint8)
     codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
     return np.ascontiguousarray(codes).view(CODE_TO_DTYPE[code]).reshape(shape)
+
+
+def get_include() -> str:
+    """Directory holding qsimd.h, the C API (like numpy.get_include())."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+def get_library_dir() -> str:
+    """Directory holding the static C library (libqsimd.a; qsimd.lib on Windows). Link with
+    -lqsimd (and -lm on Unix)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
 
 
 def cpu_features() -> dict:

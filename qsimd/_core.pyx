@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
 Arrays arrive already validated by the Python layer (C-contiguous, aligned, native byte

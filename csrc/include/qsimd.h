@@ -19,6 +19,18 @@
 extern "C" {
 #endif
 
+/* Symbol visibility. Building the shared library defines QSIMD_BUILDING_SHARED; Windows
+ * programs linking the DLL (not the static library) define QSIMD_SHARED. */
+#if defined(_WIN32) && defined(QSIMD_BUILDING_SHARED)
+#define QSIMD_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(QSIMD_SHARED)
+#define QSIMD_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define QSIMD_API __attribute__((visibility("default")))
+#else
+#define QSIMD_API
+#endif
+
 #define QSIMD_VERSION_MAJOR 0
 #define QSIMD_VERSION_MINOR 1
 #define QSIMD_VERSION_PATCH 0
@@ -87,37 +99,53 @@ typedef struct qsimd_dequantize_options {
     int64_t block_size;
 } qsimd_dequantize_options;
 
-/* Defaults matching the ONNX attribute defaults. */
-void qsimd_quantize_options_init(qsimd_quantize_options *opt);
-void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
+/* Defaults matching the ONNX attribute defaults (axis 1, block_size 0, saturate 1). */
+QSIMD_API void qsimd_quantize_options_init(qsimd_quantize_options *opt);
+QSIMD_API void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
 
-/* y = saturate(round_half_even(x / scale) + zero_point).
- * x: FLOAT, FLOAT16, BFLOAT16 or INT32. scale: FLOAT, FLOAT16, BFLOAT16 or INT32, one
- * element (per-tensor), 1-D of x.shape[axis] (per-axis) or x's shape with
- * ceil(D/block_size) along axis (blocked). zero_point: NULL or scale's shape (one element
- * each also counts as equal) and y's dtype. y: x's shape; its dtype is the output type. */
-int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
-                          const qsimd_tensor *zero_point, const qsimd_quantize_options *opt,
-                          const qsimd_tensor *y, qsimd_error *err);
+/* QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point).
+ *   x           FLOAT, FLOAT16, BFLOAT16 or INT32.
+ *   scale       FLOAT, FLOAT16, BFLOAT16 or INT32: one element (per-tensor), 1-D of length
+ *               x.shape[axis] (per-axis), or x's shape with ceil(D / block_size) entries
+ *               along axis (blocked).
+ *   zero_point  NULL, or scale's shape (one element each also matches) and y's dtype.
+ *   opt         NULL for the defaults.
+ *   y           x's shape; y->dtype is the output type (UINT8, INT8, UINT16, INT16, UINT4,
+ *               INT4, UINT2, INT2); y->packed selects the ONNX raw layout for 4/2-bit types.
+ * Returns QSIMD_OK, or an error code with err->message naming the argument at fault.
+ * Nothing is written to y on a validation error. */
+QSIMD_API int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                                    const qsimd_tensor *zero_point,
+                                    const qsimd_quantize_options *opt, const qsimd_tensor *y,
+                                    qsimd_error *err);
 
-/* y = (x - zero_point) * scale, the subtraction exact in integers, the product in float32,
- * then rounded to y's dtype (FLOAT, FLOAT16 or BFLOAT16). */
-int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
-                            const qsimd_tensor *zero_point,
-                            const qsimd_dequantize_options *opt, const qsimd_tensor *y,
-                            qsimd_error *err);
+/* DequantizeLinear: y = (x - zero_point) * scale. The subtraction is exact (int64), the
+ * difference is rounded once to float32 and multiplied in float32, then rounded to y's dtype.
+ *   x           UINT8, INT8, UINT16, INT16, INT32, UINT32, UINT4, INT4, UINT2, INT2
+ *               (x->packed selects the ONNX raw layout for 4/2-bit types).
+ *   scale       FLOAT, FLOAT16 or BFLOAT16, shaped as for quantize.
+ *   zero_point  NULL, or scale's shape and x's dtype.
+ *   y           x's shape; dtype FLOAT, FLOAT16 or BFLOAT16. */
+QSIMD_API int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
+                                      const qsimd_tensor *zero_point,
+                                      const qsimd_dequantize_options *opt,
+                                      const qsimd_tensor *y, qsimd_error *err);
 
-/* DynamicQuantizeLinear: x FLOAT, y UINT8 of x's shape. NaN elements are ignored for the
- * range; an empty x is an error. */
-int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
-                                  float *y_scale, uint8_t *y_zero_point, qsimd_error *err);
+/* DynamicQuantizeLinear: x FLOAT, y UINT8 of x's shape. The range ignores NaN elements;
+ * *y_scale and *y_zero_point receive the ONNX scale and zero point. Empty x is an error. */
+QSIMD_API int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
+                                            float *y_scale, uint8_t *y_zero_point,
+                                            qsimd_error *err);
 
-/* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64). */
-const char *qsimd_get_isa(void);                     /* the one in use */
-int qsimd_isa_available(const char *name);           /* 1 if this CPU can run it */
-int qsimd_set_isa(const char *name, qsimd_error *err);   /* NULL or "" = best available */
-/* Names of the instruction sets this build knows, NULL-terminated. */
-const char *const *qsimd_isa_names(void);
+/* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64).
+ * The choice is process-wide; the environment variable QSIMD_ISA sets the first one. */
+QSIMD_API const char *qsimd_get_isa(void);              /* the one in use */
+QSIMD_API int qsimd_isa_available(const char *name);    /* 1 if this CPU can run it */
+/* Force a set; NULL or "" selects the best available. QSIMD_ERR_VALUE for an unknown name,
+ * QSIMD_ERR_UNAVAILABLE for one this CPU cannot run (the current choice is then kept). */
+QSIMD_API int qsimd_set_isa(const char *name, qsimd_error *err);
+/* Names of the instruction sets this build contains, NULL-terminated, slowest first. */
+QSIMD_API const char *const *qsimd_isa_names(void);
 
 /* CPU features found at run time, as a bit set of QSIMD_CPU_*. */
 enum {
@@ -134,9 +162,10 @@ enum {
     QSIMD_CPU_OS_AVX = 1 << 10,   /* the OS saves YMM state */
     QSIMD_CPU_OS_AVX512 = 1 << 11 /* the OS saves ZMM / opmask state */
 };
-unsigned qsimd_cpu_features(void);
+QSIMD_API unsigned qsimd_cpu_features(void);
 
-const char *qsimd_version(void);
+/* The library's version string (QSIMD_VERSION_STRING of the build). */
+QSIMD_API const char *qsimd_version(void);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,8 @@
+#include "common.h"   /* first: it selects mingw's C99 stdio */
+
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "common.h"
 #include "../kernels/convert.h"
 
 int qs_fail(qsimd_error *err, int code, const char *fmt, ...)

@@ -4,15 +4,26 @@
 #ifndef QSIMD_OPS_COMMON_H
 #define QSIMD_OPS_COMMON_H
 
+/* mingw's default MSVCRT printf lacks %zu: use its C99-conforming stdio instead */
+#if defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
+#endif
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "qsimd.h"
+
+#if defined(__MINGW32__)
+#define QS_PRINTF_FORMAT __MINGW_PRINTF_FORMAT
+#else
+#define QS_PRINTF_FORMAT printf
+#endif
 #include "../dispatch.h"
 
 int qs_fail(qsimd_error *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(QS_PRINTF_FORMAT, 3, 4)))
 #endif
     ;
 
