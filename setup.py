@@ -21,6 +21,7 @@ CORE = [
     "csrc/ops/quantize.c",
     "csrc/ops/dequantize.c",
     "csrc/ops/dynamic.c",
+    "csrc/ops/parallel.c",
     "csrc/kernels/scalar.c",
 ]
 

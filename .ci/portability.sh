@@ -20,7 +20,7 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-core="csrc/cpu.c csrc/dispatch.c csrc/ops/common.c csrc/ops/quantize.c csrc/ops/dequantize.c csrc/ops/dynamic.c csrc/kernels/scalar.c"
+core="csrc/cpu.c csrc/dispatch.c csrc/ops/common.c csrc/ops/quantize.c csrc/ops/dequantize.c csrc/ops/dynamic.c csrc/ops/parallel.c csrc/kernels/scalar.c"
 warn="-std=c99 -O2 -ffp-contract=off -Wall -Wextra -Werror"
 
 # build_lib CC OUT ARCH: compile the core with per-file ISA flags into a static library
@@ -51,7 +51,7 @@ build_lib() {
 
 echo "-- clang: C core + example, run"
 build_lib clang "$tmp/clang" x86
-clang $warn -Icsrc/include examples/c/quantize_image.c -o "$tmp/clang/example" "$tmp/clang/libqsimd.a" -lm
+clang $warn -Icsrc/include examples/c/quantize_image.c -o "$tmp/clang/example" "$tmp/clang/libqsimd.a" -lm -pthread
 "$tmp/clang/example" | head -2
 
 echo "-- mingw-w64 (Windows x86-64): C core + example, compile and link"
@@ -63,7 +63,7 @@ file "$tmp/mingw/example.exe" | grep -q "PE32+" && echo "   example.exe: PE32+ x
 echo "-- aarch64 cross gcc: C core + example"
 build_lib aarch64-linux-gnu-gcc "$tmp/arm64" arm64
 aarch64-linux-gnu-gcc $warn -static -Icsrc/include examples/c/quantize_image.c -o "$tmp/arm64/example" \
-    "$tmp/arm64/libqsimd.a" -lm
+    "$tmp/arm64/libqsimd.a" -lm -pthread
 if command -v qemu-aarch64-static >/dev/null; then
     for cpu in neoverse-n1 cortex-a72; do
         QEMU_CPU=$cpu qemu-aarch64-static "$tmp/arm64/example" | head -1 | sed "s/^/   $cpu: /"

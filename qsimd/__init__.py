@@ -19,9 +19,11 @@ from ._api import (
     get_include,
     get_isa,
     get_library_dir,
+    get_num_threads,
     pack,
     quantize_linear,
     set_isa,
+    set_num_threads,
     unpack,
 )
 
@@ -44,5 +46,7 @@ __all__ = [
     "set_isa",
     "get_include",
     "get_library_dir",
+    "set_num_threads",
+    "get_num_threads",
     "__version__",
 ]

@@ -128,8 +128,17 @@ def _finish(y, out):
     return out
 
 
+def _threads(value) -> int:
+    if value is None:
+        return 0   # the process default (set_num_threads)
+    n = _index(value, "num_threads")
+    if not 1 <= n <= 64:
+        raise ValueError(f"num_threads must be between 1 and 64, got {n}")
+    return n
+
+
 def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
-                    saturate=True, precision=None, packed=False, out=None):
+                    saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
     x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
@@ -141,6 +150,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
     packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
     out: an array of exactly the result's shape and dtype to write into.
+    num_threads: threads for this call (default: set_num_threads(), initially 1); work is
+    split only when each thread gets at least 256K elements, and results never change.
     """
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
@@ -177,13 +188,14 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     else:
         shape, dtype = x.shape, CODE_TO_DTYPE[yt]
     y, user_out = _output(out, shape, dtype, (x, scale, zero_point))
+    threads = _threads(num_threads)
     _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
-                   prec, 1 if saturate else 0)
+                   prec, 1 if saturate else 0, threads)
     return _finish(y, user_out)
 
 
 def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
-                      out=None):
+                      out=None, num_threads=None):
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
 
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2 (ml_dtypes arrays), or
@@ -207,7 +219,9 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     axis = _index(axis, "axis")
     block_size = _index(block_size, "block_size")
     y, user_out = _output(out, x.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
-    _core.dequantize(x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, axis, block_size)
+    threads = _threads(num_threads)
+    _core.dequantize(x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, axis, block_size,
+                     threads)
     return _finish(y, user_out)
 
 
@@ -286,6 +300,17 @@ def get_library_dir() -> str:
     """Directory holding the static C library (libqsimd.a; qsimd.lib on Windows). Link with
     -lqsimd (and -lm on Unix)."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+
+
+def set_num_threads(n: int) -> None:
+    """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
+    num_threads=. Safe to call at any time from any thread."""
+    _core.set_num_threads(_threads(n))
+
+
+def get_num_threads() -> int:
+    """The process-wide default number of threads."""
+    return _core.get_num_threads()
 
 
 def cpu_features() -> dict:

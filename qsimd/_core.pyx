@@ -26,9 +26,11 @@ cdef extern from "qsimd.h" nogil:
         int64_t block_size
         int32_t saturate
         int32_t precision
+        int32_t num_threads
     ctypedef struct qsimd_dequantize_options:
         int64_t axis
         int64_t block_size
+        int32_t num_threads
     int QSIMD_MAX_DIMS
     int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM, QSIMD_ERR_UNAVAILABLE
     unsigned QSIMD_CPU_SSE41, QSIMD_CPU_AVX2, QSIMD_CPU_FMA, QSIMD_CPU_F16C
@@ -51,6 +53,8 @@ cdef extern from "qsimd.h" nogil:
     const char *const *qsimd_isa_names()
     unsigned qsimd_cpu_features()
     const char *qsimd_version()
+    int qsimd_set_num_threads(int n)
+    int qsimd_get_num_threads()
 
 cdef extern from "dispatch.h" nogil:
     const char *qsimd_env_isa_error()
@@ -96,7 +100,7 @@ cdef raise_error(int rc, qsimd_error *err):
 
 def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt,
              cnp.ndarray y, int yt, bint packed, int64_t axis, int64_t block_size,
-             int precision, int saturate):
+             int precision, int saturate, int num_threads=0):
     cdef shaped sx, ss, sz, sy
     cdef qsimd_quantize_options opt
     cdef qsimd_error err
@@ -112,6 +116,7 @@ def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt
     opt.block_size = block_size
     opt.saturate = saturate
     opt.precision = precision
+    opt.num_threads = num_threads
     with nogil:
         rc = qsimd_quantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
     if rc != QSIMD_OK:
@@ -121,7 +126,7 @@ def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt
 
 def dequantize(cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
                int st, object zp, int zt, cnp.ndarray y, int yt, int64_t axis,
-               int64_t block_size):
+               int64_t block_size, int num_threads=0):
     """like: an array with x's logical shape (x itself unless x holds packed bytes)."""
     cdef shaped sx, ss, sz, sy
     cdef qsimd_dequantize_options opt
@@ -136,6 +141,7 @@ def dequantize(cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarr
     fill_shape(&sy, y, yt, 0, like)
     opt.axis = axis
     opt.block_size = block_size
+    opt.num_threads = num_threads
     with nogil:
         rc = qsimd_dequantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
     if rc != QSIMD_OK:
@@ -156,6 +162,15 @@ def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return scale, zp
+
+
+def set_num_threads(int n):
+    if qsimd_set_num_threads(n) != QSIMD_OK:
+        raise ValueError(f"num_threads must be between 1 and 64, got {n}")
+
+
+def get_num_threads():
+    return qsimd_get_num_threads()
 
 
 def get_isa():

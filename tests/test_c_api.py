@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 def _compile(tmp, include_dir, lib, name):
     exe = os.path.join(tmp, name)
     subprocess.run([CC, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", include_dir,
-                    EXAMPLE, "-o", exe, lib, "-lm"], check=True, capture_output=True)
+                    EXAMPLE, "-o", exe, lib, "-lm", "-pthread"], check=True, capture_output=True)
     return exe
 
 

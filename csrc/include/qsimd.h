@@ -92,14 +92,17 @@ typedef struct qsimd_quantize_options {
     int64_t block_size;     /* 0 = per-tensor / per-axis */
     int32_t saturate;       /* float8 outputs only; ONNX default 1 */
     int32_t precision;      /* 0 = by the types (CONTRACT.md rule 1), else FLOAT/FLOAT16/BFLOAT16 */
+    int32_t num_threads;    /* 0 = the process default (qsimd_set_num_threads), else 1..64 */
 } qsimd_quantize_options;
 
 typedef struct qsimd_dequantize_options {
     int64_t axis;
     int64_t block_size;
+    int32_t num_threads;    /* 0 = the process default, else 1..64 */
 } qsimd_dequantize_options;
 
-/* Defaults matching the ONNX attribute defaults (axis 1, block_size 0, saturate 1). */
+/* Defaults matching the ONNX attribute defaults (axis 1, block_size 0, saturate 1), and
+ * num_threads 0. */
 QSIMD_API void qsimd_quantize_options_init(qsimd_quantize_options *opt);
 QSIMD_API void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
 
@@ -163,6 +166,12 @@ enum {
     QSIMD_CPU_OS_AVX512 = 1 << 11 /* the OS saves ZMM / opmask state */
 };
 QSIMD_API unsigned qsimd_cpu_features(void);
+
+/* Threads for large tensors, process-wide default (initially 1). A call splits its work only
+ * when every thread gets at least 256K elements; results never depend on the thread count.
+ * Returns QSIMD_ERR_VALUE unless 1 <= n <= 64. DynamicQuantizeLinear uses the default. */
+QSIMD_API int qsimd_set_num_threads(int n);
+QSIMD_API int qsimd_get_num_threads(void);
 
 /* The library's version string (QSIMD_VERSION_STRING of the build). */
 QSIMD_API const char *qsimd_version(void);

@@ -176,34 +176,62 @@ int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_t
     return QSIMD_OK;
 }
 
-void qs_for_each_run(const qs_plan *p, qs_run_fn fn, void *ctx)
+/* Emits run r clipped to the window [a, b). Windows are cut only where qs_valid_cut allows,
+ * so a clipped run starts on an entry boundary (or the run has a single entry). */
+static void emit(const qs_run *r, size_t a, size_t b, qs_run_fn fn, void *ctx)
+{
+    size_t lo = r->start > a ? r->start : a, end = r->start + r->n, hi = end < b ? end : b;
+    if (lo >= hi) return;
+    qs_run c = *r;
+    c.start = lo;
+    c.n = hi - lo;
+    c.entry = r->entry + (lo - r->start) / r->blk;
+    fn(ctx, &c);
+}
+
+void qs_for_each_run_in(const qs_plan *p, size_t a, size_t b, qs_run_fn fn, void *ctx)
 {
     qs_run run;
-    if (p->n == 0) return;
+    if (b > p->n) b = p->n;
+    if (a >= b) return;
     if (p->kind == QS_PER_TENSOR) {
         run.start = 0; run.n = p->n; run.entry = 0; run.blk = p->n;
-        fn(ctx, &run);
+        emit(&run, a, b, fn, ctx);
         return;
     }
     size_t slab = p->d * p->inner;
-    for (size_t o = 0; o < p->outer; o++) {
-        if (p->kind == QS_PER_AXIS) {
-            /* the whole (d, inner) slab: entry = index / inner */
-            run.start = o * slab; run.n = slab; run.entry = 0; run.blk = p->inner;
-            fn(ctx, &run);
-        } else if (p->inner == 1) {
-            /* blocked along the last axis: entry = index / b within the row */
-            run.start = o * slab; run.n = p->d; run.entry = o * p->s; run.blk = p->b;
-            fn(ctx, &run);
-        } else {
-            /* blocked on an outer axis: each row of `inner` elements reads a row of entries */
-            for (size_t d = 0; d < p->d; d++) {
-                run.start = o * slab + d * p->inner; run.n = p->inner;
-                run.entry = (o * p->s + d / p->b) * p->inner; run.blk = 1;
-                fn(ctx, &run);
-            }
+    if (p->kind == QS_PER_AXIS || p->inner == 1) {
+        /* per-axis: the whole (d, inner) slab, entry = index / inner;
+         * blocked along the last axis: one row, entry = index / b */
+        for (size_t o = a / slab; o <= (b - 1) / slab; o++) {
+            run.start = o * slab;
+            run.n = p->kind == QS_PER_AXIS ? slab : p->d;
+            run.entry = p->kind == QS_PER_AXIS ? 0 : o * p->s;
+            run.blk = p->kind == QS_PER_AXIS ? p->inner : p->b;
+            emit(&run, a, b, fn, ctx);
         }
+        return;
     }
+    /* blocked on an outer axis: each row of `inner` elements reads a row of entries */
+    for (size_t r = a / p->inner; r <= (b - 1) / p->inner; r++) {
+        size_t o = r / p->d, d = r % p->d;
+        run.start = r * p->inner; run.n = p->inner;
+        run.entry = (o * p->s + d / p->b) * p->inner; run.blk = 1;
+        emit(&run, a, b, fn, ctx);
+    }
+}
+
+void qs_for_each_run(const qs_plan *p, qs_run_fn fn, void *ctx)
+{
+    qs_for_each_run_in(p, 0, p->n, fn, ctx);
+}
+
+int qs_valid_cut(const qs_plan *p, size_t cut, unsigned per_byte)
+{
+    if (per_byte > 1 && cut % per_byte) return 0;   /* packed bytes are never shared */
+    if (p->kind == QS_PER_AXIS) return cut % p->inner == 0;
+    if (p->kind == QS_BLOCKED && p->inner == 1) return (cut % p->d) % p->b == 0;
+    return 1;   /* one entry per run, or one entry per element */
 }
 
 int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err)

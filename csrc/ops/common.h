@@ -60,9 +60,30 @@ typedef struct qs_run {
     size_t blk;     /* elements per entry */
 } qs_run;
 
-/* Calls fn(ctx, run) for every run of the plan, in memory order. */
+/* Calls fn(ctx, run) for every run of the plan, in memory order; the _in form only for the
+ * elements [a, b), whose ends must be valid cuts (below). */
 typedef void (*qs_run_fn)(void *ctx, const qs_run *run);
 void qs_for_each_run(const qs_plan *plan, qs_run_fn fn, void *ctx);
+void qs_for_each_run_in(const qs_plan *plan, size_t a, size_t b, qs_run_fn fn, void *ctx);
+/* 1 if work may be split before element `cut`: a run cut there still starts on an entry
+ * boundary, and no packed byte (per_byte elements) straddles the cut. */
+int qs_valid_cut(const qs_plan *plan, size_t cut, unsigned per_byte);
+
+/* Calls fn(ctx, index, a, b) for consecutive pieces [a, b) covering the plan's elements, on up
+ * to `threads` threads (< 1: the process default; the caller's thread runs piece 0), cutting
+ * only at valid places. Returns the number of pieces (at most 64), indexed 0.. in order. */
+typedef void (*qs_piece_fn)(void *ctx, int index, size_t a, size_t b);
+int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx);
+/* How many threads qs_parallel would use for n elements. */
+int qs_thread_count(size_t n, int threads);
+
+/* Runs fn over the plan's elements on up to `threads` threads (the caller's included),
+ * cutting only at valid places; below a size threshold, or when a thread cannot be started,
+ * the work runs on fewer threads. Results are identical to one thread. */
+void qs_parallel_runs(const qs_plan *plan, int threads, unsigned per_byte, qs_run_fn fn,
+                      void *ctx);
+/* Process-wide default thread count (qsimd_set_num_threads), at least 1. */
+int qs_default_threads(void);
 
 /* Parameter arrays with a small inline buffer, so small calls never allocate. */
 #define QS_INLINE_ENTRIES 16

@@ -7,6 +7,7 @@ void qsimd_dequantize_options_init(qsimd_dequantize_options *opt)
 {
     opt->axis = 1;
     opt->block_size = 0;
+    opt->num_threads = 0;
 }
 
 typedef struct dctx {
@@ -57,6 +58,9 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (!opt) { qsimd_dequantize_options_init(&defaults); opt = &defaults; }
     if (!x || !scale || !y)
         return qs_fail(err, QSIMD_ERR_VALUE, "x, scale and y are required");
+    if (opt->num_threads < 0 || opt->num_threads > 64)
+        return qs_fail(err, QSIMD_ERR_VALUE, "num_threads must be between 1 and 64 (0: the "
+                       "default), got %d", (int)opt->num_threads);
     int dk, is_signed = 0;
     unsigned bits = qs_bits(x->dtype);
     switch (x->dtype) {
@@ -114,7 +118,7 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.pp = &pp;
     c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
     c.kp.is_signed = is_signed;
-    qs_for_each_run(&plan, dequant_run, &c);
+    qs_parallel_runs(&plan, opt->num_threads, c.per_byte, dequant_run, &c);
     qs_params_free(&pp);
     return QSIMD_OK;
 }

@@ -6,6 +6,34 @@
 #include "common.h"
 #include "../kernels/convert.h"
 
+typedef struct mm_ctx {
+    qk_minmax_fn fn;
+    const float *x;
+    float mn[64], mx[64];
+} mm_ctx;
+
+static void minmax_piece(void *vctx, int index, size_t a, size_t b)
+{
+    mm_ctx *m = (mm_ctx *)vctx;
+    m->fn(m->x + a, b - a, &m->mn[index], &m->mx[index]);
+}
+
+typedef struct q_ctx {
+    qk_quant_fn fn;
+    const float *x;
+    uint8_t *y;
+    const qk_qparams *p;
+} q_ctx;
+
+static void quant_piece(void *vctx, int index, size_t a, size_t b)
+{
+    q_ctx *q = (q_ctx *)vctx;
+    qk_qparams p = *q->p;   /* one scale: any piece may start anywhere */
+    (void)index;
+    p.blk = b - a;
+    q->fn(q->x + a, q->y + a, b - a, &p);
+}
+
 int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
                                   float *y_scale, uint8_t *y_zero_point, qsimd_error *err)
 {
@@ -30,8 +58,19 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
     const qk_table *t = qk_active();
-    float mn, mx;
-    qk_get_minmax(t)((const float *)x->data, n, &mn, &mx);
+    qs_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = QS_PER_TENSOR;
+    plan.n = n;
+    mm_ctx m;
+    m.fn = qk_get_minmax(t);
+    m.x = (const float *)x->data;
+    int pieces = qs_parallel(&plan, 0, 1, minmax_piece, &m);
+    float mn = m.mn[0], mx = m.mx[0];
+    for (int i = 1; i < pieces; i++) {   /* in order, with the kernels' comparisons */
+        if (m.mn[i] < mn) mn = m.mn[i];
+        if (m.mx[i] > mx) mx = m.mx[i];
+    }
     float hi = mx > 0.0f ? mx : 0.0f;   /* all-NaN input leaves mx = -inf: range [0, 0] */
     float lo = mn < 0.0f ? mn : 0.0f;
     float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
@@ -50,7 +89,12 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
     p.qmin = 0;
     p.qmax = 255;
     p.mask = 0xffu;
-    qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8)(x->data, y->data, n, &p);
+    q_ctx q;
+    q.fn = qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8);
+    q.x = (const float *)x->data;
+    q.y = (uint8_t *)y->data;
+    q.p = &p;
+    qs_parallel(&plan, 0, 1, quant_piece, &q);
     *y_scale = scale;
     *y_zero_point = (uint8_t)zp;
     return QSIMD_OK;

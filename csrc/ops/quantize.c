@@ -9,6 +9,7 @@ void qsimd_quantize_options_init(qsimd_quantize_options *opt)
     opt->block_size = 0;
     opt->saturate = 1;
     opt->precision = 0;
+    opt->num_threads = 0;
 }
 
 static int x_kind(int32_t t)
@@ -82,6 +83,9 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
         opt->precision != QSIMD_FLOAT16 && opt->precision != QSIMD_BFLOAT16)
         return qs_fail(err, QSIMD_ERR_TYPE, "precision must be float32, float16 or bfloat16, "
                        "got %s", qs_dtype_name(opt->precision));
+    if (opt->num_threads < 0 || opt->num_threads > 64)
+        return qs_fail(err, QSIMD_ERR_VALUE, "num_threads must be between 1 and 64 (0: the "
+                       "default), got %d", (int)opt->num_threads);
     int32_t qmin, qmax;
     if (!qs_int_range(y->dtype, &qmin, &qmax))
         return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported by "
@@ -127,7 +131,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
     if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
         c.y[plan.n / c.per_byte] = 0;
-    qs_for_each_run(&plan, quant_run, &c);
+    qs_parallel_runs(&plan, opt->num_threads, c.per_byte, quant_run, &c);
     qs_params_free(&pp);
     return QSIMD_OK;
 }
