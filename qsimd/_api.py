@@ -153,6 +153,11 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
     """
+    if (axis == 1 and block_size == 0 and output_dtype is None and precision is None
+            and packed is False and num_threads is None and saturate is True):
+        y = _core.quantize_fast(x, scale, zero_point, out)   # None: not the common case
+        if y is not None:
+            return y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
     ot = None if output_dtype is None else resolve(output_dtype, "output_dtype")
@@ -202,6 +207,10 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
     The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
     """
+    if axis == 1 and block_size == 0 and output_dtype is None and num_threads is None:
+        y = _core.dequantize_fast(x, scale, zero_point, out)   # None: not the common case
+        if y is not None:
+            return y
     zp_code = None
     if isinstance(zero_point, np.ndarray):
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))

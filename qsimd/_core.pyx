@@ -226,3 +226,163 @@ def cpu_feature_bits():
 
 def c_version():
     return qsimd_version().decode()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast paths for the common small call: a contiguous float32 x, a scalar scale and zero point,
+# per-tensor, default attributes. Everything is checked here at C level; anything unusual
+# returns None and the caller takes the general path (which also produces the error messages).
+
+cdef extern from *:
+    """
+    #define QS_ARR_OK(a) (PyArray_ISCARRAY_RO(a) && PyArray_ISNOTSWAPPED(a))
+    #define QS_IS_F32(o) PyArray_IsScalar(o, Float32)
+    #define QS_F32_VAL(o) PyArrayScalar_VAL(o, Float32)
+    #define QS_IS_U8(o) PyArray_IsScalar(o, UInt8)
+    #define QS_U8_VAL(o) PyArrayScalar_VAL(o, UInt8)
+    #define QS_IS_I8(o) PyArray_IsScalar(o, Int8)
+    #define QS_I8_VAL(o) PyArrayScalar_VAL(o, Int8)
+    """
+    bint QS_ARR_OK(cnp.ndarray a)
+    bint QS_IS_F32(object o)
+    float QS_F32_VAL(object o)
+    bint QS_IS_U8(object o)
+    uint8_t QS_U8_VAL(object o)
+    bint QS_IS_I8(object o)
+    signed char QS_I8_VAL(object o)
+
+cdef int _scalar_f32(object s, float *v) except -1:
+    """1 when s is a float32-valued scalar (Python float, np.float32/float64, 0-d float32)."""
+    if type(s) is float:
+        v[0] = <float>(<double>s)
+        return 1
+    if QS_IS_F32(s):
+        v[0] = QS_F32_VAL(s)
+        return 1
+    if type(s) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>s) == 0 and \
+            cnp.PyArray_TYPE(<cnp.ndarray>s) == cnp.NPY_FLOAT32 and QS_ARR_OK(<cnp.ndarray>s):
+        v[0] = (<float *>cnp.PyArray_DATA(<cnp.ndarray>s))[0]
+        return 1
+    return 0
+
+
+cdef int _scalar_zp(object z, int *dtype, int32_t *v) except -1:
+    """1 when z is None or a uint8/int8 scalar (NumPy scalar or 0-d array)."""
+    cdef cnp.ndarray a
+    if z is None:
+        dtype[0] = 2
+        v[0] = 0
+        return 1
+    if QS_IS_U8(z):
+        dtype[0] = 2
+        v[0] = QS_U8_VAL(z)
+        return 1
+    if QS_IS_I8(z):
+        dtype[0] = 3
+        v[0] = QS_I8_VAL(z)
+        return 1
+    if type(z) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>z) == 0:
+        a = <cnp.ndarray>z
+        if cnp.PyArray_TYPE(a) == cnp.NPY_UINT8:
+            dtype[0] = 2
+            v[0] = (<uint8_t *>cnp.PyArray_DATA(a))[0]
+            return 1
+        if cnp.PyArray_TYPE(a) == cnp.NPY_INT8:
+            dtype[0] = 3
+            v[0] = (<signed char *>cnp.PyArray_DATA(a))[0]
+            return 1
+    return 0
+
+
+cdef inline bint _disjoint(cnp.ndarray a, cnp.ndarray b):
+    cdef char *pa = <char *>cnp.PyArray_DATA(a)
+    cdef char *pb = <char *>cnp.PyArray_DATA(b)
+    return pa + cnp.PyArray_NBYTES(a) <= pb or pb + cnp.PyArray_NBYTES(b) <= pa
+
+
+def quantize_fast(object x, object scale, object zero_point, object out):
+    cdef float s
+    cdef int yt
+    cdef int32_t zp
+    cdef uint8_t zp8
+    cdef cnp.ndarray ax, y
+    cdef shaped sx, sy
+    cdef qsimd_tensor ts, tz
+    cdef qsimd_error err
+    cdef int rc
+    if type(x) is not cnp.ndarray:
+        return None
+    ax = <cnp.ndarray>x
+    if cnp.PyArray_TYPE(ax) != cnp.NPY_FLOAT32 or not QS_ARR_OK(ax):
+        return None
+    if not _scalar_f32(scale, &s) or not _scalar_zp(zero_point, &yt, &zp):
+        return None
+    if out is None:
+        y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax),
+                              cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8, 0)
+    else:
+        if type(out) is not cnp.ndarray:
+            return None
+        y = <cnp.ndarray>out
+        if cnp.PyArray_TYPE(y) != (cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8) or \
+                not cnp.PyArray_ISCARRAY(y) or \
+                not cnp.PyArray_SAMESHAPE(y, ax) or not _disjoint(y, ax):
+            return None
+    fill(&sx, ax, 1, 0)
+    fill(&sy, y, yt, 0)
+    ts.data = &s; ts.dtype = 1; ts.ndim = 0; ts.shape = NULL; ts.packed = 0
+    zp8 = <uint8_t>(zp & 0xff)
+    tz.data = &zp8; tz.dtype = yt; tz.ndim = 0; tz.shape = NULL; tz.packed = 0
+    with nogil:
+        rc = qsimd_quantize_linear(&sx.t, &ts, &tz, NULL, &sy.t, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
+
+
+def dequantize_fast(object x, object scale, object zero_point, object out):
+    """uint8/int8 x, float32 scalar scale, matching scalar zero point -> float32."""
+    cdef float s
+    cdef int zt, xt
+    cdef int32_t zp
+    cdef uint8_t zp8
+    cdef cnp.ndarray ax, y
+    cdef shaped sx, sy
+    cdef qsimd_tensor ts, tz
+    cdef qsimd_error err
+    cdef int rc
+    if type(x) is not cnp.ndarray:
+        return None
+    ax = <cnp.ndarray>x
+    if cnp.PyArray_TYPE(ax) == cnp.NPY_UINT8:
+        xt = 2
+    elif cnp.PyArray_TYPE(ax) == cnp.NPY_INT8:
+        xt = 3
+    else:
+        return None
+    if not QS_ARR_OK(ax) or not _scalar_f32(scale, &s):
+        return None
+    if zero_point is None:
+        zt = xt
+        zp = 0
+    elif not _scalar_zp(zero_point, &zt, &zp) or zt != xt:
+        return None
+    if out is None:
+        y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_FLOAT32, 0)
+    else:
+        if type(out) is not cnp.ndarray:
+            return None
+        y = <cnp.ndarray>out
+        if cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32 or not cnp.PyArray_ISCARRAY(y) or \
+                not cnp.PyArray_SAMESHAPE(y, ax) or not _disjoint(y, ax):
+            return None
+    fill(&sx, ax, xt, 0)
+    fill(&sy, y, 1, 0)
+    ts.data = &s; ts.dtype = 1; ts.ndim = 0; ts.shape = NULL; ts.packed = 0
+    zp8 = <uint8_t>(zp & 0xff)
+    tz.data = &zp8; tz.dtype = xt; tz.ndim = 0; tz.shape = NULL; tz.packed = 0
+    with nogil:
+        rc = qsimd_dequantize_linear(&sx.t, &ts, &tz, NULL, &sy.t, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
