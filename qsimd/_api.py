@@ -38,7 +38,7 @@ def _native(a: np.ndarray) -> np.ndarray:
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not (a.flags.c_contiguous and a.flags.aligned):
-        a = np.ascontiguousarray(a)
+        a = a.copy(order="C")   # not np.ascontiguousarray: that makes a 0-d array 1-d
     return a
 
 
@@ -50,7 +50,7 @@ def _python_ints(value, code: int, argname: str) -> np.ndarray:
     lo, hi = INT_RANGE[code]
     if a.size and (int(a.min()) < lo or int(a.max()) > hi):
         raise ValueError(f"{argname} values must lie in [{lo}, {hi}] for type {name_of(code)}")
-    return np.ascontiguousarray(a.astype(CODE_TO_DTYPE[code]))
+    return a.astype(CODE_TO_DTYPE[code], order="C")   # keeps 0-d inputs 0-d
 
 
 def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarray, int]:
