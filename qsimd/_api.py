@@ -30,6 +30,8 @@ _F32 = np.dtype(np.float32)
 
 def _names(codes) -> str:
     names = [name_of(c) for c in codes]
+    if len(names) == 1:   # "x must be float32", not "x must be  or float32"
+        return names[0]
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
