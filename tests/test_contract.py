@@ -353,6 +353,7 @@ def _layouts(a):
     buf = np.zeros(a.nbytes + 1, np.uint8)
     mis = buf[1:].view(a.dtype).reshape(a.shape)
     mis[...] = a
+    assert a.dtype.itemsize == 1 or a.size == 0 or not mis.flags.aligned
     yield "misaligned", mis
     if a.dtype.itemsize > 1 and a.dtype.byteorder in "=<>" and a.dtype.kind in "fiu" \
             and a.dtype.type not in (BF16.type,):
@@ -362,13 +363,17 @@ def _layouts(a):
 LAYOUT_SHAPES = [(4, 6), (3, 1, 5), (7,), (), (0, 3)]
 
 
+@pytest.mark.parametrize("xt,otn", [(np.float32, "int8"), (np.float16, "uint4"),
+                                    (ml_dtypes.bfloat16, "int16"), (np.int32, "int2")],
+                         ids=["f32-int8", "f16-uint4", "bf16-int16", "i32-int2"])
 @pytest.mark.parametrize("shape", LAYOUT_SHAPES, ids=str)
-def test_layouts_quantize(isa, shape):
+def test_layouts_quantize(isa, shape, xt, otn):
+    dt, _, qmin, qmax = OUT_TYPES[otn]
     rng = np.random.default_rng(3)
-    x = (rng.normal(0, 40, shape)).astype(np.float32)
+    x = (rng.normal(0, 40, shape)).astype(xt)
     per_axis = len(shape) >= 2
     scale = rng.uniform(0.5, 2, shape[1]).astype(np.float32) if per_axis else np.float32(0.5)
-    zp = (rng.integers(-5, 5, np.shape(scale))).astype(np.int8)
+    zp = (rng.integers(qmin, qmax + 1, np.shape(scale))).astype(dt)
     want = ref_quantize(x, np.asarray(scale), zp, axis=1)
     for name, xl in _layouts(x):
         assert_same(qsimd.quantize_linear(xl, scale, zp, axis=1), want, f"x {name}")
