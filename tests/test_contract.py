@@ -460,3 +460,41 @@ def test_out_overlapping_input(isa):
     out = s.view(np.uint8)[:4].reshape(1, 4)
     assert qsimd.quantize_linear(x, s, axis=1, out=out) is out
     assert out.tolist() == [[2, 4, 4, 6]]
+
+
+# ------------------------------------------------------------ special values at every position
+@pytest.mark.parametrize("xt", FLOAT_X)
+def test_special_values_at_every_position(isa, xt):
+    """NaN / +-inf / -0 in every lane of every length up to 40 (SIMD heads, bodies, tails):
+    NaN and -inf give qmin, +inf qmax, the rest as the reference."""
+    rng = np.random.default_rng(31)
+    for n in range(1, 41):
+        base = (rng.normal(0, 50, n)).astype(xt)
+        s = np.array(0.75, np.float32)
+        want = ref_quantize(base, s, np.array(-3, np.int8))
+        for pos in range(n):
+            for special, code in ((NAN, -128), (INF, 127), (-INF, -128), (-0.0, -3)):
+                x = base.copy()
+                x[pos] = special
+                got = _q(x, s, -3, "int8")
+                expected = want.copy()
+                expected[pos] = code
+                assert_same(got, expected, f"n={n} pos={pos} {special}")
+
+
+def test_dynamic_nan_at_every_position(isa):
+    """NaN is ignored for the range wherever it sits, and quantizes to 0."""
+    rng = np.random.default_rng(32)
+    for n in range(2, 41):
+        base = rng.normal(1, 3, n).astype(np.float32)
+        for pos in range(n):
+            x = base.copy()
+            x[pos] = NAN
+            keep = np.delete(x, pos)
+            _, ws, wz = ref_dynamic(keep)   # the range of the finite elements
+            y, s, z = qsimd.dynamic_quantize_linear(x)
+            assert_same(s, ws, f"scale n={n} pos={pos}")
+            assert_same(z, wz, f"zp n={n} pos={pos}")
+            want_y = ref_quantize(x[np.arange(n) != pos], ws.reshape(()), wz)
+            assert y[pos] == 0
+            assert_same(np.delete(y, pos), want_y, f"y n={n} pos={pos}")

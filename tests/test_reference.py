@@ -430,3 +430,76 @@ def test_dynamic_random(isa, x):
     got = qsimd.dynamic_quantize_linear(x)
     for i, (g, w) in enumerate(zip(got, want)):
         assert_same(g, w, f"output {i}", count=(i == 0))
+
+
+# ------------------------------------------------------------------ lengths and tails
+# SIMD kernels work in vectors of 4..64 elements: every length up to 70 and a few around
+# powers of two exercise the head / body / tail split, and blocked runs that start mid-vector.
+LENGTHS = list(range(0, 71)) + [127, 128, 129, 255, 256, 257, 1023, 4099]
+
+
+def _defined(x, sfull):
+    """x with 0 wherever the reference's quotient x / scale is not finite or too large."""
+    with np.errstate(all="ignore"):
+        q = np.asarray(x / sfull, np.float64)
+    x = x.copy()
+    x[~np.isfinite(q) | (np.abs(q) >= Q_LIMIT)] = 0
+    return x
+
+
+@pytest.mark.parametrize("xt", list(Q_IN_TYPES))
+def test_quantize_lengths(isa, xt):
+    rng = np.random.default_rng(21)
+    for n in LENGTHS:
+        otn = list(OUT_TYPES)[n % len(OUT_TYPES)]
+        dt, code, qmin, qmax = OUT_TYPES[otn]
+        stn = list(Q_IN_TYPES)[n % 4]
+        scale = _scales(rng, 1, Q_IN_TYPES[stn][0], None).reshape(())
+        zp = np.array(rng.integers(qmin, qmax + 1)).astype(dt)
+        q = _targets(rng, n, int(zp.astype(np.int64)), qmin, qmax)
+        x = _defined(_to_type(q * float(scale), Q_IN_TYPES[xt][0]), scale)
+        run_quantize_case(x, scale, zp, 1, 0, code, None, None, f"n={n} {otn}")
+        # blocked along the only axis, with block sizes that split vectors unevenly
+        for b in (1, 3, 8, 17, 33):
+            if n == 0 or b >= n:
+                continue
+            s = -(-n // b)
+            bs = _scales(rng, s, Q_IN_TYPES[stn][0], None)
+            bz = rng.integers(qmin, qmax + 1, s).astype(dt)
+            xb = _defined(x, np.repeat(bs, b)[:n])
+            run_quantize_case(xb, bs, bz, 0, b, code, None, None, f"n={n} b={b} {otn}")
+
+
+@pytest.mark.parametrize("xtn", list(DQ_X_TYPES))
+def test_dequantize_lengths(isa, xtn):
+    rng = np.random.default_rng(22)
+    dt = DQ_X_TYPES[xtn]
+    # int32: the reference's f32(x) - zp is exact only within +-2^24 (and f32 output only)
+    qmin, qmax = (-2**23, 2**23) if xtn == "int32" else OUT_TYPES[xtn][2:]
+    for n in LENGTHS:
+        out = "float32" if xtn == "int32" else [None, "float32", "float16", "bfloat16"][n % 4]
+        stn = list(FLOAT_TYPES)[n % 3]
+        x = rng.integers(qmin, qmax + 1, n).astype(dt)
+        scale = _to_type(np.array(2.0 ** rng.uniform(-8, 8)), FLOAT_TYPES[stn][0])
+        zp = np.array(rng.integers(qmin, qmax + 1)).astype(dt)
+        run_dequantize_case(x, scale, zp, 0, 0, out, f"n={n}")
+        for b in (1, 3, 8, 17, 33):
+            if n == 0 or b >= n:
+                continue
+            s = -(-n // b)
+            bs = _to_type(2.0 ** rng.uniform(-8, 8, s), FLOAT_TYPES[stn][0])
+            bz = rng.integers(qmin, qmax + 1, s).astype(dt)
+            run_dequantize_case(x, bs, bz, 0, b, out, f"n={n} b={b}")
+
+
+def test_dynamic_lengths(isa):
+    rng = np.random.default_rng(23)
+    for n in LENGTHS[1:]:
+        for shift in (0.0, 5.0, -5.0):
+            x = (rng.normal(shift, 3, n)).astype(np.float32)
+            # the extremes at every position class (first, last, middle)
+            if n > 2:
+                x[int(rng.integers(0, n))] = 40.0
+            got, want = qsimd.dynamic_quantize_linear(x), ref_dynamic(x)
+            for i, (g, w) in enumerate(zip(got, want)):
+                assert_same(g, w, f"n={n} output {i}", count=(i == 0))
