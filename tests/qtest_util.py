@@ -6,7 +6,6 @@ import os
 
 import ml_dtypes
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
