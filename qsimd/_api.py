@@ -88,6 +88,11 @@ def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
     return _native(value), code
 
 
+def _is_zero_code(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+        and value == 0
+
+
 def _index(value, argname: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{argname} must be an integer, got {value!r}")
@@ -145,9 +150,9 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     """
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
-    ot = None if output_dtype is None else resolve(output_dtype, "output_dtype")
-    if ot == 0:
-        ot = None
+    ot = None
+    if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
+        ot = resolve(output_dtype, "output_dtype")
     zt = None
     if zero_point is not None:
         zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,
