@@ -231,6 +231,16 @@ def test_dynamic_contract(isa):
     assert _dyn([-1.5, 253.5, 0.5]) == ([0, 255, 2], 1.0, 2)
 
 
+def test_dynamic_scale_underflow(isa):
+    """Range [0, 2^-149]: (M - m) / 255 rounds to 0 in float32, so -m / scale = 0/0 = NaN.
+    CONTRACT's clamp(NaN, 0, 255) is read as the reference's Python min/max does it
+    (min(255, NaN) = 255), so zp = 255. y: 2^-149 / 0 = inf -> 255; 0 / 0 = NaN -> 0."""
+    tiny = 2.0**-149
+    assert _dyn([tiny, 0.0]) == ([255, 0], 0.0, 255)
+    want = ref_dynamic(np.array([tiny, 0.0], np.float32))
+    assert float(want[1]) == 0.0 and int(want[2]) == 255 and int(want[0][0]) == 255
+
+
 def test_dynamic_agrees_with_reference_on_finite_part(isa):
     """Where the reference is defined (no NaN), the rules above agree with it."""
     for x in ([-1.5, 253.5, 0.5], [0, 255, 51], [-51, 204, 0], np.zeros(4), [-INF, 1.0]):

@@ -506,3 +506,18 @@ def test_dynamic_lengths(isa):
             got, want = qsimd.dynamic_quantize_linear(x), ref_dynamic(x)
             for i, (g, w) in enumerate(zip(got, want)):
                 assert_same(g, w, f"n={n} output {i}", count=(i == 0))
+
+
+def test_onnx_attribute_defaults(isa):
+    """ONNX attribute values 0 mean "unset" (output_dtype=0, precision=0); saturate has no
+    effect on integer outputs. All as the reference."""
+    x = np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 300.0], np.float32)
+    s = np.array(np.float32(1))
+    assert_same(qsimd.quantize_linear(x, s, output_dtype=0), ref_quantize(x, s))
+    assert_same(qsimd.quantize_linear(x, s, precision=0), ref_quantize(x, s))
+    z = np.array(3, np.int8)
+    for sat in (False, 0, True, 1):
+        assert_same(qsimd.quantize_linear(x, s, z, saturate=sat), ref_quantize(x, s, z))
+    xq = np.array([0, 1, 255], np.uint8)
+    h = np.array(np.float16(0.5))
+    assert_same(qsimd.dequantize_linear(xq, h, output_dtype=0), ref_dequantize(xq, h))
