@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 
 import qsimd
 from qtest_util import (
-    QUICK, FLOAT_TYPES, OUT_TYPES, Q_IN_TYPES, assert_same, budget, ref_broadcast,
+    QUICK, FLOAT_TYPES, OUT_TYPES, Q_IN_TYPES, SUBBYTE, assert_same, budget, ref_broadcast,
     ref_dequantize, ref_dynamic, ref_quantize,
 )
 
@@ -170,6 +170,11 @@ def run_quantize_case(x, scale, zp, axis, block, ocode, precision, spell, what):
     got = qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block,
                                 precision=precision, **kw)
     assert_same(got, want, what, count=True)
+    if want.dtype.itemsize == 1 and want.dtype.name in SUBBYTE:
+        # the packed kernels: ONNX raw bytes of the reference's result
+        packed = qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block,
+                                       precision=precision, packed=True, **kw)
+        assert packed.tobytes() == numpy_helper.from_array(want).raw_data, f"packed {what}"
 
 
 # ------------------------------------------------------------------ QuantizeLinear
