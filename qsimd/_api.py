@@ -31,6 +31,8 @@ _F32 = np.dtype(np.float32)
 
 def _names(codes) -> str:
     names = [name_of(c) for c in codes]
+    if len(names) == 1:   # "x must be float32", not "x must be  or float32"
+        return names[0]
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
@@ -85,6 +87,11 @@ def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
         raise TypeError(f"{argname} must have a quantized integer type ({_names(codes)}), "
                         f"got {value.dtype}")
     return _native(value), code
+
+
+def _is_zero_code(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+        and value == 0
 
 
 def _index(value, argname: str) -> int:
@@ -160,9 +167,9 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
             return y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
-    ot = None if output_dtype is None else resolve(output_dtype, "output_dtype")
-    if ot == 0:
-        ot = None
+    ot = None
+    if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
+        ot = resolve(output_dtype, "output_dtype")
     zt = None
     if zero_point is not None:
         zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,

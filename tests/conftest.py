@@ -1,0 +1,37 @@
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import qsimd
+from qtest_util import QUICK, STATS
+
+# Moderate example counts by default; QSIMD_TEST_QUICK=1 (qemu, ~7x slower) cuts them ~5x.
+# deadline=None: timing under emulation or a loaded machine must not fail a test.
+# function_scoped_fixture: the `isa` fixture is meant to stay fixed across the examples.
+settings.register_profile(
+    "qsimd", max_examples=20 if QUICK else 100, deadline=None, derandomize=False,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("QSIMD_HYPOTHESIS_PROFILE", "qsimd"))
+
+
+@pytest.fixture(params=qsimd.available_isas())
+def isa(request):
+    """Run the test on one instruction set; every ISA the machine can run is a parameter."""
+    previous = qsimd.get_isa()
+    qsimd.set_isa(request.param)
+    assert qsimd.get_isa() == request.param
+    try:
+        yield request.param
+    finally:
+        # the best ISA means "automatic"; anything else was forced (QSIMD_ISA) and stays forced
+        qsimd.set_isa(None if previous == qsimd.available_isas()[-1] else previous)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(
+        f"qsimd: {STATS['diff_cases']} differential cases, {STATS['diff_elements']} elements "
+        f"compared bit-exactly with onnx.reference; {STATS['conformance']} conformance "
+        f"runs passed; ISAs {qsimd.available_isas()}{' (QUICK)' if QUICK else ''}")
