@@ -12,6 +12,7 @@ except ImportError as e:   # pragma: no cover - depends on how qsimd was install
         "checkout, build it with `pip install -e .` (or run from another directory to use "
         f"an installed qsimd). Original error: {e}") from e
 from ._api import (
+    PackedTensor,
     available_isas,
     cpu_features,
     dequantize_linear,
@@ -35,6 +36,7 @@ if _env_error is not None:
 del _env_error
 
 __all__ = [
+    "PackedTensor",
     "quantize_linear",
     "dequantize_linear",
     "dynamic_quantize_linear",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -160,8 +161,9 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
     """
-    if (axis == 1 and block_size == 0 and output_dtype is None and precision is None
-            and packed is False and num_threads is None and saturate is True):
+    if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
+            and output_dtype is None and precision is None and packed is False
+            and num_threads is None and saturate is True):
         y = _core.quantize_fast(x, scale, zero_point, out)   # None: not the common case
         if y is not None:
             return y
@@ -206,6 +208,42 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     return _finish(y, user_out)
 
 
+class PackedTensor(NamedTuple):
+    """4- or 2-bit data in the ONNX raw layout (element 0 in the lowest bits, zero padding),
+    with its element type and logical shape: what ``quantize_linear(..., packed=True)``
+    returns as `data`. ``dequantize_linear`` reads it directly, without unpacking first."""
+    data: np.ndarray   # uint8, ceil(n * bits / 8) bytes
+    dtype: object      # int4, uint4, int2 or uint2 (any spelling)
+    shape: tuple
+
+
+def _packed_input(x: PackedTensor):
+    code = resolve(x.dtype, "x.dtype")
+    if code not in SUBBYTE_BITS or code == 23:
+        raise TypeError(f"x.dtype must be int4, uint4, int2 or uint2, got {name_of(code)}")
+    data = x.data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = np.frombuffer(data, np.uint8)
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
+        raise TypeError("x.data must be a uint8 array or bytes")
+    try:
+        shape = tuple(operator.index(d) for d in x.shape)
+    except TypeError:
+        raise TypeError(f"x.shape must be a tuple of integers, got {x.shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"x.shape must not have negative dimensions, got {shape}")
+    n = 1
+    for d in shape:
+        n *= d
+    need = (n * SUBBYTE_BITS[code] + 7) // 8
+    if data.size != need:
+        raise ValueError(f"x.data has {data.size} bytes but shape {shape} of {name_of(code)} "
+                         f"needs {need}")
+    # an array with the logical shape and no memory of its own, for the shape only
+    like = np.broadcast_to(np.zeros((), np.uint8), shape)
+    return _native(data.reshape(-1)), code, like
+
+
 def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                       out=None, num_threads=None):
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
@@ -214,30 +252,44 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
     The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
     """
-    if axis == 1 and block_size == 0 and output_dtype is None and num_threads is None:
+    if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
+            and output_dtype is None and num_threads is None):
         y = _core.dequantize_fast(x, scale, zero_point, out)   # None: not the common case
         if y is not None:
             return y
+    if isinstance(x, PackedTensor):
+        data, xt, like = _packed_input(x)
+        return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
+                           output_dtype, out, num_threads)
     zp_code = None
     if isinstance(zero_point, np.ndarray):
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
     x, xt = _int_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
+    return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
+                       num_threads)
+
+
+def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
+                num_threads):
     scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
     if zero_point is not None:
         zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE))
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
-    yt = st if output_dtype is None or (isinstance(output_dtype, (int, np.integer)) and not isinstance(output_dtype, bool) and output_dtype == 0) \
-        else resolve(output_dtype, "output_dtype")
+    if output_dtype is None or (isinstance(output_dtype, (int, np.integer))
+                                and not isinstance(output_dtype, bool) and output_dtype == 0):
+        yt = st
+    else:
+        yt = resolve(output_dtype, "output_dtype")
     if yt not in FLOAT_OUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16 or bfloat16, got {name_of(yt)}")
     axis = _index(axis, "axis")
     block_size = _index(block_size, "block_size")
-    y, user_out = _output(out, x.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
+    y, user_out = _output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
     threads = _threads(num_threads)
-    _core.dequantize(x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, axis, block_size,
-                     threads)
+    _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,
+                     block_size, threads)
     return _finish(y, user_out)
 
 
