@@ -119,7 +119,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.x = (const char *)x->data;
     c.y = (char *)y->data;
     c.xsize = qs_bits(x->dtype) / 8;
-    c.ysize = bits / 8;
+    c.ysize = bits < 8 ? 1 : bits / 8;   /* unpacked 4- and 2-bit codes: one per byte */
     c.per_byte = packed ? 8u / bits : 0u;
     c.pp = &pp;
     c.kp.qmin = qmin;
