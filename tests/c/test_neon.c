@@ -487,6 +487,105 @@ static void test_minmax(int rounds)
     printf("minmax_f32                %s\n", failures == f0 ? "ok" : "FAILED");
 }
 
+/* ------------------------------------------------------------------ sweeps */
+
+/* float32 -> float16 / bfloat16 rounding as the dequantize kernels do it, on chosen bit
+ * patterns: code 1, zero point 0 and one scale per element make y = round(scale) exactly. */
+static long sweep_convert(const uint32_t *pat, size_t n)
+{
+    static uint8_t ones[4096];
+    static uint16_t a[4096], b[4096];
+    long bad = 0;
+    memset(ones, 1, sizeof ones);
+    for (int ok = QK_O_F16; ok <= QK_O_BF16; ok++) {
+        qk_dequant_fn fn = qk_neon_table.dequant[QK_D_B8][ok];
+        if (!fn) continue;
+        for (size_t s = 0; s < n; s += 4096) {
+            size_t m = n - s < 4096 ? n - s : 4096;
+            qk_dparams p;
+            memset(&p, 0, sizeof p);
+            p.scale = (const float *)(const void *)(pat + s);
+            p.blk = 1;
+            p.bits = 8;
+            qk_dequant_scalar(QK_D_B8, ok, ones, a, m, &p);
+            fn(ones, b, m, &p);
+            for (size_t i = 0; i < m; i++)
+                if (a[i] != b[i] && bad++ < 5)
+                    printf("FAIL convert to %s: f32 %08x scalar %04x neon %04x\n", ok_name[ok],
+                           pat[s + i], a[i], b[i]);
+        }
+    }
+    return bad;
+}
+
+static void test_sweeps(int rounds)
+{
+    size_t cap = 1u << 20, n = 0;
+    uint32_t *pat = malloc(cap * sizeof *pat);
+    if (!pat) exit(2);
+    /* every float16 / bfloat16 value widened, and the float32 patterns around each rounding
+     * boundary (halfway points, one below, one above), both signs, NaN payloads included */
+    for (uint32_t h = 0; h < 0x8000u; h++) {
+        uint32_t f = qk_f32_bits(qk_f16_to_f32((uint16_t)h));
+        uint32_t g = h << 16;
+        static const int32_t d16[] = {0, 1, -1, 0xfff, 0x1000, 0x1001, -0x1000, -0x1001};
+        static const int32_t d8[] = {0x7fff, 0x8000, 0x8001, -0x8000, -0x7fff};
+        for (int k = 0; k < 8; k++) pat[n++] = f + (uint32_t)d16[k];
+        for (int k = 0; k < 5; k++) pat[n++] = g + (uint32_t)d8[k];
+    }
+    size_t half = n;
+    for (size_t i = 0; i < half; i++) pat[n++] = pat[i] ^ 0x80000000u;
+    while (n < cap) pat[n++] = rnd32();   /* and random patterns */
+    long bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        bad += sweep_convert(pat, n);
+        for (size_t i = half * 2; i < n; i++) pat[i] = rnd32();
+    }
+
+    /* every float16 / bfloat16 input against a set of scales and zero points */
+    uint16_t *x = malloc(65536 * 2);
+    uint8_t *ya = malloc(65536 * 2), *yb = malloc(65536 * 2);
+    if (!x || !ya || !yb) exit(2);
+    for (uint32_t i = 0; i < 65536; i++) x[i] = (uint16_t)i;
+    static const float scales[] = {1.0f, 0.5f, 0.25f, 3.0f, 0.1f, 1e-3f, 7.5f, 1.0f / 3.0f,
+                                   0x1p-24f, 65504.0f, 1e30f, 1e-30f};
+    for (int xk = QK_X_F16; xk <= QK_X_BF16; xk++)
+        for (int qk = QK_Q_F32; qk <= QK_Q_BF16; qk++)
+            for (int yk = QK_Y_B8; yk <= QK_Y_B16; yk++) {
+                qk_quant_fn fn = qk_neon_table.quant[xk][qk][yk];
+                if (!fn) continue;
+                const otype *t = yk == QK_Y_B8 ? &b8_types[0] : &b16_types[1];
+                for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+                    for (int zi = 0; zi < 3; zi++) {
+                        int32_t z = zi == 0 ? t->qmin : zi == 1 ? t->qmax : (t->qmin + t->qmax) / 2 + 1;
+                        float s = scales[si];
+                        if (qk == QK_Q_F16) s = qk_round_f16(s);
+                        if (qk == QK_Q_BF16) s = qk_round_bf16(s);
+                        qk_qparams p;
+                        memset(&p, 0, sizeof p);
+                        p.scale = &s;
+                        p.zp = &z;
+                        p.blk = 65536;
+                        p.qmin = t->qmin;
+                        p.qmax = t->qmax;
+                        p.mask = t->mask;
+                        size_t ybytes = 65536 * (yk == QK_Y_B16 ? 2u : 1u);
+                        qk_quant_scalar(xk, qk, yk, x, ya, 65536, &p);
+                        fn(x, yb, 65536, &p);
+                        cases++;
+                        if (memcmp(ya, yb, ybytes) != 0 && bad++ < 5)
+                            printf("FAIL all-%s quant %s y=%s scale %a zp %d\n", xk_name[xk],
+                                   qk_name[qk], t->name, (double)s, z);
+                    }
+            }
+    failures += bad;
+    printf("sweeps (f32->f16/bf16 rounding, every f16/bf16 input) %s\n", bad ? "FAILED" : "ok");
+    free(pat);
+    free(x);
+    free(ya);
+    free(yb);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -507,6 +606,7 @@ int main(int argc, char **argv)
     test_quant(rounds);
     test_dequant(rounds);
     test_minmax(rounds);
+    test_sweeps(rounds);
 
     long filled = 0, total = 0;
     for (int a = 0; a < QK_NX; a++)
