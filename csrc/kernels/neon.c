@@ -25,7 +25,7 @@
 /* The 4-way loops over the vectors of a chunk must be unrolled so that arrays of vectors stay
  * in registers (gcc -O2 does not do it by itself). */
 #if defined(__GNUC__) || defined(__clang__)
-#define QN_UNROLL _Pragma("GCC unroll 4")
+#define QN_UNROLL _Pragma("GCC unroll 8")
 #else
 #define QN_UNROLL
 #endif
@@ -87,59 +87,93 @@ QN_INLINE float32x4_t qn_bf16_to_f32(uint16x4_t h)
 
 /* ------------------------------------------------------------------ quantize */
 
-/* Parameters of one chunk, one vector per group of 4 elements. */
+/* Parameters of one chunk: a float32 vector per 4 elements, or (QK_Q_F64) a float64 vector
+ * per 2; only the fields of the run's quotient precision are set. */
 typedef struct qn_qpar {
     float32x4_t s[4], lo[4], hi[4];
+    float64x2_t s64[8], lo64[8], hi64[8];
     int32x4_t zp[4];
 } qn_qpar;
 
-/* lo = qmin - zp and hi = qmax - zp, exact in int32 and in float32 (ranges are <= 16 bits). */
-QN_INLINE void qn_qpar_bounds(qn_qpar *v, const qk_qparams *p)
+QN_INLINE float64x2_t qn_s32_to_f64_lo(int32x4_t a) { return vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))); }
+QN_INLINE float64x2_t qn_s32_to_f64_hi(int32x4_t a) { return vcvtq_f64_s64(vmovl_s32(vget_high_s32(a))); }
+
+/* lo = qmin - zp and hi = qmax - zp: exact in int32, float32 and float64 (<= 16-bit ranges). */
+QN_INLINE void qn_qpar_bounds(int qk, qn_qpar *v, const qk_qparams *p)
 {
     int32x4_t qmin = vdupq_n_s32(p->qmin), qmax = vdupq_n_s32(p->qmax);
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
-        v->lo[k] = vcvtq_f32_s32(vsubq_s32(qmin, v->zp[k]));
-        v->hi[k] = vcvtq_f32_s32(vsubq_s32(qmax, v->zp[k]));
+        int32x4_t lo = vsubq_s32(qmin, v->zp[k]), hi = vsubq_s32(qmax, v->zp[k]);
+        if (qk == QK_Q_F64) {
+            v->lo64[2 * k] = qn_s32_to_f64_lo(lo);
+            v->lo64[2 * k + 1] = qn_s32_to_f64_hi(lo);
+            v->hi64[2 * k] = qn_s32_to_f64_lo(hi);
+            v->hi64[2 * k + 1] = qn_s32_to_f64_hi(hi);
+        } else {
+            v->lo[k] = vcvtq_f32_s32(lo);
+            v->hi[k] = vcvtq_f32_s32(hi);
+        }
     }
 }
 
-QN_INLINE void qn_qpar_entry(qn_qpar *v, const qk_qparams *p, size_t e)
+QN_INLINE void qn_qpar_entry(int qk, qn_qpar *v, const qk_qparams *p, size_t e)
 {
-    float32x4_t s = vdupq_n_f32(p->scale[e]);
     int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
     QN_UNROLL
-    for (int k = 0; k < 4; k++) { v->s[k] = s; v->zp[k] = zp; }
-    qn_qpar_bounds(v, p);
+    for (int k = 0; k < 4; k++) v->zp[k] = zp;
+    if (qk == QK_Q_F64) {
+        float64x2_t s = vdupq_n_f64(p->scale64[e]);
+        QN_UNROLL
+        for (int j = 0; j < 8; j++) v->s64[j] = s;
+    } else {
+        float32x4_t s = vdupq_n_f32(p->scale[e]);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v->s[k] = s;
+    }
+    qn_qpar_bounds(qk, v, p);
 }
 
-QN_INLINE void qn_qpar_each(qn_qpar *v, const qk_qparams *p, size_t i)
+QN_INLINE void qn_qpar_each(int qk, qn_qpar *v, const qk_qparams *p, size_t i)
 {
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
-        v->s[k] = vld1q_f32(p->scale + i + 4 * k);
         v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        if (qk == QK_Q_F64) {
+            v->s64[2 * k] = vld1q_f64(p->scale64 + i + 4 * k);
+            v->s64[2 * k + 1] = vld1q_f64(p->scale64 + i + 4 * k + 2);
+        } else {
+            v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        }
     }
-    qn_qpar_bounds(v, p);
+    qn_qpar_bounds(qk, v, p);
 }
 
 /* A chunk that crosses entry boundaries: collect its entries lane by lane. *e and *off
  * (entry, position inside it) advance past the chunk. */
-static void qn_qpar_gather(qn_qpar *v, const qk_qparams *p, size_t blk, size_t *e, size_t *off)
+static void qn_qpar_gather(int qk, qn_qpar *v, const qk_qparams *p, size_t blk, size_t *e,
+                           size_t *off)
 {
     float s[QN_CHUNK];
+    double d[QN_CHUNK];
     int32_t z[QN_CHUNK];
     for (int j = 0; j < QN_CHUNK; j++) {
-        s[j] = p->scale[*e];
+        if (qk == QK_Q_F64) d[j] = p->scale64[*e];
+        else s[j] = p->scale[*e];
         z[j] = p->zp ? p->zp[*e] : 0;
         if (++*off == blk) { *off = 0; ++*e; }
     }
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
-        v->s[k] = vld1q_f32(s + 4 * k);
         v->zp[k] = vld1q_s32(z + 4 * k);
+        if (qk == QK_Q_F64) {
+            v->s64[2 * k] = vld1q_f64(d + 4 * k);
+            v->s64[2 * k + 1] = vld1q_f64(d + 4 * k + 2);
+        } else {
+            v->s[k] = vld1q_f32(s + 4 * k);
+        }
     }
-    qn_qpar_bounds(v, p);
+    qn_qpar_bounds(qk, v, p);
 }
 
 /* 16 inputs as float32 (exact widening; int32 rounds to nearest even as the C cast does). */
@@ -169,10 +203,50 @@ QN_INLINE void qn_load_x(int xk, const void *x, size_t i, float32x4_t v[4])
     }
 }
 
+/* QK_Q_F64: x and the scale widened to double (exactly), divided there. */
+QN_INLINE void qn_quant_chunk64(int xk, const void *x, size_t i, const qn_qpar *pv,
+                                int32x4_t r[4])
+{
+    float64x2_t d[8];
+    if (xk == QK_X_I32) {
+        const int32_t *s = (const int32_t *)x + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            int32x4_t a = vld1q_s32(s + 4 * k);
+            d[2 * k] = qn_s32_to_f64_lo(a);
+            d[2 * k + 1] = qn_s32_to_f64_hi(a);
+        }
+    } else {
+        float32x4_t v[4];
+        qn_load_x(xk, x, i, v);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            d[2 * k] = vcvt_f64_f32(vget_low_f32(v[k]));
+            d[2 * k + 1] = vcvt_f64_f32(vget_high_f32(v[k]));
+        }
+    }
+    int64x2_t q64[8];
+    QN_UNROLL
+    for (int j = 0; j < 8; j++) {
+        float64x2_t q = vdivq_f64(d[j], pv->s64[j]);
+        q = vmaxnmq_f64(q, pv->lo64[j]);   /* as below: NaN -> lo */
+        q = vminnmq_f64(q, pv->hi64[j]);
+        q64[j] = vcvtnq_s64_f64(q);
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++)
+        r[k] = vaddq_s32(vcombine_s32(vmovn_s64(q64[2 * k]), vmovn_s64(q64[2 * k + 1])),
+                         pv->zp[k]);
+}
+
 /* rint(x / s) + zp, saturated; NaN -> qmin. */
 QN_INLINE void qn_quant_chunk(int xk, int qk, const void *x, size_t i, const qn_qpar *pv,
                               int32x4_t r[4])
 {
+    if (qk == QK_Q_F64) {
+        qn_quant_chunk64(xk, x, i, pv, r);
+        return;
+    }
     float32x4_t v[4];
     qn_load_x(xk, x, i, v);
     QN_UNROLL
@@ -273,14 +347,14 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
     qn_qpar pv;
     int32x4_t r[4];
     if (mode == QN_SINGLE) {
-        qn_qpar_entry(&pv, p, 0);
+        qn_qpar_entry(qk, &pv, p, 0);
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             qn_quant_chunk(xk, qk, x, i, &pv, r);
             qn_store_q(yk, yb, i - i0, r, mask);
         }
     } else if (mode == QN_EACH) {
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
-            qn_qpar_each(&pv, p, i);
+            qn_qpar_each(qk, &pv, p, i);
             qn_quant_chunk(xk, qk, x, i, &pv, r);
             qn_store_q(yk, yb, i - i0, r, mask);
         }
@@ -288,11 +362,11 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
         size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             if (blk - off >= QN_CHUNK) {
-                qn_qpar_entry(&pv, p, e);
+                qn_qpar_entry(qk, &pv, p, e);
                 off += QN_CHUNK;
                 if (off == blk) { off = 0; e++; }
             } else {
-                qn_qpar_gather(&pv, p, blk, &e, &off);
+                qn_qpar_gather(qk, &pv, p, blk, &e, &off);
             }
             qn_quant_chunk(xk, qk, x, i, &pv, r);
             qn_store_q(yk, yb, i - i0, r, mask);
@@ -600,7 +674,8 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
     { qn_quant(xk, qk, yk, x, y, n, p); }
 #define QN_QFN_Y(xk, qk) QN_QFN(xk, qk, QK_Y_B8) QN_QFN(xk, qk, QK_Y_B16) \
     QN_QFN(xk, qk, QK_Y_P4) QN_QFN(xk, qk, QK_Y_P2)
-#define QN_QFN_Q(xk) QN_QFN_Y(xk, QK_Q_F32) QN_QFN_Y(xk, QK_Q_F16) QN_QFN_Y(xk, QK_Q_BF16)
+#define QN_QFN_Q(xk) QN_QFN_Y(xk, QK_Q_F32) QN_QFN_Y(xk, QK_Q_F16) QN_QFN_Y(xk, QK_Q_BF16) \
+    QN_QFN_Y(xk, QK_Q_F64)
 QN_QFN_Q(QK_X_F32)
 QN_QFN_Q(QK_X_F16)
 QN_QFN_Q(QK_X_BF16)
@@ -617,9 +692,8 @@ QN_DFN_O(QK_D_P2)
 
 #define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
                           quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
-/* QK_Q_F64 (int32 x or int32 scale) is left to the scalar table. */
 #define QN_QX(xk) { QN_QROW(xk, QK_Q_F32), QN_QROW(xk, QK_Q_F16), QN_QROW(xk, QK_Q_BF16), \
-                    { NULL, NULL, NULL, NULL } }
+                    QN_QROW(xk, QK_Q_F64) }
 #define QN_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
 
 const qk_table qk_neon_table = {

@@ -256,6 +256,14 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
         scale[e] = tie_scales && e ? s0 : gen_scale(qk);
         if (e == 0) scale[e] = s0;
         scale64[e] = scale[e];
+        if (qk == QK_Q_F64) {   /* int32 scales, not always exact in float32 */
+            switch (rndn(4)) {
+            case 0: scale64[e] = (double)rnd_range(-3, 1000); break;
+            case 1: scale64[e] = (double)(int32_t)rnd32(); break;
+            default: break;
+            }
+            if (tie_scales && e) scale64[e] = scale64[0];
+        }
         if (zp) {
             switch (rndn(4)) {
             case 0: zp[e] = t->qmin; break;
@@ -280,8 +288,8 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     for (size_t i = 0; i < n; i++) {
         size_t e = blk >= n ? 0 : i / blk;
         int32_t z = zp ? zp[e] : 0;
-        float v = gen_quant_value(scale[e], t->qmin - z, t->qmax - z);
-        int32_t iv = rnd() % 4 ? (int32_t)rnd32() : (int32_t)fmaxf(fminf(v, 2e9f), -2e9f);
+        float v = gen_quant_value((float)scale64[e], t->qmin - z, t->qmax - z);
+        int32_t iv = rnd() % 4 == 0 ? (int32_t)rnd32() : (int32_t)fmaxf(fminf(v, 2e9f), -2e9f);
         encode_x(xk, x, i, v, iv);
     }
 
@@ -312,8 +320,8 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
                                    : (size_t)off / ysz;
                 size_t e = blk >= n ? 0 : i / blk;
                 uint32_t xb = xsz[xk] == 4 ? ((uint32_t *)x)[i] : ((uint16_t *)x)[i];
-                printf("     element ~%zu: x bits %08x scale %a zp %d\n", i, xb,
-                       (double)scale[e], zp ? zp[e] : 0);
+                printf("     element ~%zu: x bits %08x scale %a (f64 %a) zp %d\n", i, xb,
+                       (double)scale[e], scale64[e], zp ? zp[e] : 0);
             }
         }
     }
