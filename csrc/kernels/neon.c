@@ -395,41 +395,64 @@ QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n
 
 /* ------------------------------------------------------------------ dequantize */
 
+/* Zero points as int32 (codes of <= 16 bits) or, for QK_D_B32, int64 (two per vector). */
 typedef struct qn_dpar {
     float32x4_t s[4];
     int32x4_t zp[4];
+    int64x2_t zp64[8];
 } qn_dpar;
 
-QN_INLINE void qn_dpar_entry(qn_dpar *v, const qk_dparams *p, size_t e)
+QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
 {
     float32x4_t s = vdupq_n_f32(p->scale[e]);
-    int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
     QN_UNROLL
-    for (int k = 0; k < 4; k++) { v->s[k] = s; v->zp[k] = zp; }
+    for (int k = 0; k < 4; k++) v->s[k] = s;
+    if (dk == QK_D_B32) {
+        int64x2_t zp = vdupq_n_s64(p->zp64 ? p->zp64[e] : 0);
+        QN_UNROLL
+        for (int j = 0; j < 8; j++) v->zp64[j] = zp;
+    } else {
+        int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v->zp[k] = zp;
+    }
 }
 
-QN_INLINE void qn_dpar_each(qn_dpar *v, const qk_dparams *p, size_t i)
+QN_INLINE void qn_dpar_each(int dk, qn_dpar *v, const qk_dparams *p, size_t i)
 {
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->s[k] = vld1q_f32(p->scale + i + 4 * k);
-        v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        if (dk == QK_D_B32) {
+            v->zp64[2 * k] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k) : vdupq_n_s64(0);
+            v->zp64[2 * k + 1] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k + 2) : vdupq_n_s64(0);
+        } else {
+            v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        }
     }
 }
 
-static void qn_dpar_gather(qn_dpar *v, const qk_dparams *p, size_t blk, size_t *e, size_t *off)
+static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, size_t *e,
+                           size_t *off)
 {
     float s[QN_CHUNK];
     int32_t z[QN_CHUNK];
+    int64_t z64[QN_CHUNK];
     for (int j = 0; j < QN_CHUNK; j++) {
         s[j] = p->scale[*e];
         z[j] = p->zp ? p->zp[*e] : 0;
+        z64[j] = p->zp64 ? p->zp64[*e] : 0;
         if (++*off == blk) { *off = 0; ++*e; }
     }
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->s[k] = vld1q_f32(s + 4 * k);
-        v->zp[k] = vld1q_s32(z + 4 * k);
+        if (dk == QK_D_B32) {
+            v->zp64[2 * k] = vld1q_s64(z64 + 4 * k);
+            v->zp64[2 * k + 1] = vld1q_s64(z64 + 4 * k + 2);
+        } else {
+            v->zp[k] = vld1q_s32(z + 4 * k);
+        }
     }
 }
 
@@ -519,13 +542,15 @@ QN_INLINE void qn_store_d(int ok, void *y, size_t i, const float32x4_t v[4])
     }
 }
 
+static size_t qn_code_size(int dk) { return dk == QK_D_B16 ? 2 : dk == QK_D_B32 ? 4 : 1; }
+
 static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, size_t b,
                             size_t n, const qk_dparams *p)
 {
     static const size_t osize[QK_NO] = {4, 2, 2};
     size_t blk = qn_blk(p->blk);
     unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
-    size_t xsize = dk == QK_D_B16 ? 2 : dk == QK_D_B32 ? 4 : 1;
+    size_t xsize = qn_code_size(dk);
     qk_dparams q = *p;
     while (a < b) {
         size_t e = blk >= n ? 0 : a / blk;
@@ -550,12 +575,33 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
 QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y, size_t i,
                                 size_t i0, int8x16_t shl, int8x16_t shr, const qn_dpar *pv)
 {
-    int32x4_t c[4];
     float32x4_t v[4];
-    qn_load_codes(dk, sgn, xb, i - i0, shl, shr, c);
-    QN_UNROLL
-    for (int k = 0; k < 4; k++)   /* exact difference, exact conversion, one product */
-        v[k] = vmulq_f32(vcvtq_f32_s32(vsubq_s32(c[k], pv->zp[k])), pv->s[k]);
+    if (dk == QK_D_B32) {
+        const uint32_t *w = (const uint32_t *)xb + (i - i0);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            uint32x4_t a = vld1q_u32(w + 4 * k);
+            int64x2_t lo, hi;
+            if (sgn) {
+                lo = vmovl_s32(vget_low_s32(vreinterpretq_s32_u32(a)));
+                hi = vmovl_s32(vget_high_s32(vreinterpretq_s32_u32(a)));
+            } else {
+                lo = vreinterpretq_s64_u64(vmovl_u32(vget_low_u32(a)));
+                hi = vreinterpretq_s64_u64(vmovl_u32(vget_high_u32(a)));
+            }
+            /* the int64 difference is exact in double (qn_dequant checked |zp| <= 2^52), so
+             * the one rounding, double -> float, is the int64 -> float rounding */
+            float32x2_t fl = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(lo, pv->zp64[2 * k])));
+            float32x2_t fh = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(hi, pv->zp64[2 * k + 1])));
+            v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
+        }
+    } else {
+        int32x4_t c[4];
+        qn_load_codes(dk, sgn, xb, i - i0, shl, shr, c);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++)   /* exact difference, exact conversion, one product */
+            v[k] = vmulq_f32(vcvtq_f32_s32(vsubq_s32(c[k], pv->zp[k])), pv->s[k]);
+    }
     qn_store_d(ok, y, i, v);
 }
 
@@ -566,23 +612,23 @@ QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb
     int8x16_t shl = vdupq_n_s8((int8_t)sh), shr = vdupq_n_s8((int8_t)-sh);
     qn_dpar pv;
     if (mode == QN_SINGLE) {
-        qn_dpar_entry(&pv, p, 0);
+        qn_dpar_entry(dk, &pv, p, 0);
         for (size_t i = i0; i < i1; i += QN_CHUNK)
             qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
     } else if (mode == QN_EACH) {
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
-            qn_dpar_each(&pv, p, i);
+            qn_dpar_each(dk, &pv, p, i);
             qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
         }
     } else {
         size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             if (blk - off >= QN_CHUNK) {
-                qn_dpar_entry(&pv, p, e);
+                qn_dpar_entry(dk, &pv, p, e);
                 off += QN_CHUNK;
                 if (off == blk) { off = 0; e++; }
             } else {
-                qn_dpar_gather(&pv, p, blk, &e, &off);
+                qn_dpar_gather(dk, &pv, p, blk, &e, &off);
             }
             qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
         }
@@ -598,9 +644,25 @@ QN_INLINE void qn_dequant_sgn(int dk, int ok, int sgn, const void *xb, void *y, 
     else qn_dequant_body(dk, ok, sgn, QN_BLOCKS, xb, y, i0, i1, p);
 }
 
+/* QK_D_B32: whether every zero point of the run keeps code - zp exact in double. Zero points
+ * of int32/uint32 tensors always do; anything else goes to the scalar kernel. */
+static int qn_zp64_small(const qk_dparams *p, size_t n)
+{
+    size_t blk = qn_blk(p->blk), ne = n == 0 ? 0 : blk >= n ? 1 : (n - 1) / blk + 1;
+    const int64_t lim = (int64_t)1 << 52;
+    if (!p->zp64) return 1;
+    for (size_t e = 0; e < ne; e++)
+        if (p->zp64[e] > lim || p->zp64[e] < -lim) return 0;
+    return 1;
+}
+
 QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
                           const qk_dparams *p)
 {
+    if (dk == QK_D_B32 && !qn_zp64_small(p, n)) {
+        qk_dequant_scalar(dk, ok, x, y, n, p);
+        return;
+    }
     unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
@@ -609,7 +671,7 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
     if (i1 > head) {
         const void *xb = per > 1 ? (const void *)((const uint8_t *)x + (p->phase + head) / per)
                                  : (const void *)((const uint8_t *)x +
-                                                  head * (dk == QK_D_B16 ? 2u : 1u));
+                                                  head * qn_code_size(dk));
         if (p->is_signed) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
         else qn_dequant_sgn(dk, ok, 0, xb, y, head, i1, n, p);
     }
@@ -689,6 +751,7 @@ QN_DFN_O(QK_D_B8)
 QN_DFN_O(QK_D_B16)
 QN_DFN_O(QK_D_P4)
 QN_DFN_O(QK_D_P2)
+QN_DFN_O(QK_D_B32)
 
 #define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
                           quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
@@ -699,8 +762,7 @@ QN_DFN_O(QK_D_P2)
 const qk_table qk_neon_table = {
     "neon",
     { QN_QX(QK_X_F32), QN_QX(QK_X_F16), QN_QX(QK_X_BF16), QN_QX(QK_X_I32) },
-    /* QK_D_B32 (32-bit codes, int64 zero points) is left to the scalar table */
     { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
-      { NULL, NULL, NULL } },
+      QN_DROW(QK_D_B32) },
     minmax_f32_neon,
 };

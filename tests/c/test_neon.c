@@ -369,22 +369,31 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
     int where = (int)(c & 1);
     int use_zp = (c / 2) % 4 != 0;
     size_t skew = rndn(4);
-    unsigned cb = dk == QK_D_B16 ? 16 : dk == QK_D_P4 ? 4 : dk == QK_D_P2 ? 2 : bits;
-    int32_t cmin = sgn ? -(int32_t)(1u << (cb - 1)) : 0;
-    int32_t cmax = sgn ? (int32_t)(1u << (cb - 1)) - 1 : (int32_t)((1u << cb) - 1);
+    unsigned cb = dk == QK_D_B16 ? 16 : dk == QK_D_P4 ? 4 : dk == QK_D_P2 ? 2 :
+                  dk == QK_D_B32 ? 32 : bits;
+    int64_t cmin = sgn ? -((int64_t)1 << (cb - 1)) : 0;
+    int64_t cmax = sgn ? ((int64_t)1 << (cb - 1)) - 1 : ((int64_t)1 << cb) - 1;
+    int wide = dk == QK_D_B32;
 
     float *scale = (float *)gb_place(&gs, ne * 4, where, skew, 4);
-    int32_t *zp = use_zp ? (int32_t *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
+    int32_t *zp = use_zp && !wide ? (int32_t *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
+    int64_t *zp64 = use_zp && wide ? (int64_t *)gb_place(&gz, ne * 8, !where, skew, 8) : NULL;
     float s0 = gen_dq_scale();
     int same = rnd() & 1;
+    int huge = wide && rnd() % 16 == 0;   /* beyond any 32-bit type: the scalar fallback */
     for (size_t e = 0; e < ne; e++) {
         scale[e] = same || e == 0 ? s0 : gen_dq_scale();
-        if (zp) zp[e] = rnd() % 4 ? rnd_range(cmin, cmax) : (rnd() & 1 ? cmin : cmax);
+        int64_t z = rnd() % 4 ? cmin + (int64_t)(rnd() % (uint64_t)(cmax - cmin + 1))
+                              : (rnd() & 1 ? cmin : cmax);
+        if (huge && rnd() % 8 == 0) z = (int64_t)(rnd() >> (rnd() % 12)) * (rnd() & 1 ? 1 : -1);
+        if (zp) zp[e] = (int32_t)z;
+        if (zp64) zp64[e] = z;
     }
     qk_dparams p;
     memset(&p, 0, sizeof p);
     p.scale = ne ? scale : NULL;
     p.zp = zp;
+    p.zp64 = zp64;
     p.blk = blk;
     p.bits = bits;
     p.is_signed = sgn;
@@ -397,6 +406,12 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
         for (size_t i = 0; i < n; i++)
             ((uint16_t *)x)[i] = rnd() & 1 ? (uint16_t)(rnd() & 1 ? 0x7fff : 0x8000)
                                            : (uint16_t)(rnd() & 1 ? 0xffff : 0);
+    if (dk == QK_D_B32 && rnd() % 2 == 0)   /* range edges and values needing rounding */
+        for (size_t i = 0; i < n; i++) {
+            static const uint32_t edge[] = {0x7fffffffu, 0x80000000u, 0xffffffffu, 0u,
+                                            0x01000001u, 0xfefffffeu, 0x00ffffffu, 0x81000003u};
+            if (rnd() & 1) ((uint32_t *)x)[i] = edge[rndn(8)];
+        }
 
     size_t ybytes = n * osz;
     uint8_t *y = gb_place(&gy, ybytes, where, rndn(3), osz);
@@ -420,7 +435,8 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
                phase, zp ? "yes" : "no", off, yref[k], w[k]);
         if (off >= 0 && (size_t)off < ybytes) {
             size_t i = (size_t)off / osz, e = blk >= n ? 0 : i / blk;
-            printf("     element %zu: scale %a zp %d\n", i, (double)scale[e], zp ? zp[e] : 0);
+            printf("     element %zu: scale %a zp %lld\n", i, (double)scale[e],
+                   zp ? (long long)zp[e] : zp64 ? (long long)zp64[e] : 0LL);
         }
     }
 }
@@ -586,6 +602,25 @@ static void test_sweeps(int rounds)
                                    qk_name[qk], t->name, (double)s, z);
                     }
             }
+    /* 32-bit codes whose difference with the zero point needs more than 53 bits: rounding
+     * through double would round twice (2^60 + 2^36 + 1 -> 2^60 + 2^36 -> 2^60) */
+    if (qk_neon_table.dequant[QK_D_B32][QK_O_F32]) {
+        int32_t c32[32] = {0};
+        float fa[32], fb[32], one = 1.0f;
+        int64_t z = -(((int64_t)1 << 60) + ((int64_t)1 << 36) + 1);
+        qk_dparams p;
+        memset(&p, 0, sizeof p);
+        p.scale = &one;
+        p.zp64 = &z;
+        p.blk = 32;
+        p.is_signed = 1;
+        qk_dequant_scalar(QK_D_B32, QK_O_F32, c32, fa, 32, &p);
+        qk_neon_table.dequant[QK_D_B32][QK_O_F32](c32, fb, 32, &p);
+        cases++;
+        if (memcmp(fa, fb, sizeof fa) != 0 && bad++ < 5)
+            printf("FAIL dequant b32 with a 61-bit zero point: scalar %a neon %a\n",
+                   (double)fa[0], (double)fb[0]);
+    }
     failures += bad;
     printf("sweeps (f32->f16/bf16 rounding, every f16/bf16 input) %s\n", bad ? "FAILED" : "ok");
     free(pat);
