@@ -2,9 +2,10 @@
  * converted with FCVTL/FCVTN (vcvt_f32_f16 / vcvt_f16_f32), never computed in, so the file runs
  * on cores without FP16 arithmetic (Cortex-A72).
  *
- * Every kernel is bit-identical to the scalar table (scalar.c): the same float32 operations in
- * the same order (true division, separate multiply, no fused multiply-add), the same rounding
- * (FCVTNS and FCVTN round to nearest even under the default FPCR), the same clamping.
+ * Every kernel is bit-identical to the scalar table (scalar.c): the same float32 (float64 for
+ * QK_Q_F64) operations in the same order (true division, separate multiply, no fused
+ * multiply-add), the same rounding (FCVTNS and FCVTN round to nearest even under the default
+ * FPCR), the same clamping. Every table entry is filled.
  * A run is split into a head (packed outputs: elements before the first whole byte), a body of
  * 16-element chunks, and a tail; head and tail go to the scalar kernel.
  */
@@ -22,7 +23,7 @@
 #define QN_INLINE static inline
 #endif
 
-/* The 4-way loops over the vectors of a chunk must be unrolled so that arrays of vectors stay
+/* The short loops over the vectors of a chunk must be unrolled so that arrays of vectors stay
  * in registers (gcc -O2 does not do it by itself). */
 #if defined(__GNUC__) || defined(__clang__)
 #define QN_UNROLL _Pragma("GCC unroll 8")
@@ -49,8 +50,8 @@ QN_INLINE float32x4_t qn_round_f16(float32x4_t v)
     return vcvt_f32_f16(vcvt_f16_f32(v));   /* FCVTN rounds to nearest even, overflow -> inf */
 }
 
-/* Round to nearest even to bfloat16 with integer arithmetic; NaN lanes are left as they are
- * (the carry would turn some NaN patterns into infinities). */
+/* Round to nearest even to bfloat16 with integer arithmetic (result in the high half).
+ * Callers treat NaN lanes apart: the carry can turn a NaN into an infinity. */
 QN_INLINE uint32x4_t qn_bf16_bits_rounded(uint32x4_t u)
 {
     uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
