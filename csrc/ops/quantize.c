@@ -119,7 +119,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.x = (const char *)x->data;
     c.y = (char *)y->data;
     c.xsize = qs_bits(x->dtype) / 8;
-    c.ysize = bits / 8;
+    c.ysize = bits < 8 ? 1u : bits / 8;   /* unpacked sub-byte codes: one byte each */
     c.per_byte = packed ? 8u / bits : 0u;
     c.pp = &pp;
     c.kp.qmin = qmin;
