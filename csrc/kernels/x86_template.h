@@ -473,7 +473,7 @@ QT_INLINE void qt_deq_run(int dk, int ok, const void *x, void *y, size_t n, cons
 static int qt_first_zero_negative(const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (x[i] == 0.0f) return signbit(x[i]) != 0;
+        if (x[i] == 0.0f) return (int)(qk_f32_bits(x[i]) >> 31);
     return 0;
 }
 
@@ -486,7 +486,7 @@ static float qt_reduce(const float *c, size_t nc, int is_max, const float *x, si
         if (is_max ? c[k] > r : c[k] < r) r = c[k];
     if (r != 0.0f) return r;   /* equal nonzero floats have equal bits */
     for (size_t k = 0; k < nc; k++)
-        if (c[k] == 0.0f) { if (signbit(c[k])) neg = 1; else pos = 1; }
+        if (c[k] == 0.0f) { if (qk_f32_bits(c[k]) >> 31) neg = 1; else pos = 1; }
     if (pos && neg) neg = qt_first_zero_negative(x, n);
     return neg ? -0.0f : 0.0f;
 }

@@ -43,6 +43,8 @@ static inline simde__m512 qsd_join_ps(__m256 lo, __m256 hi)
     return simde_mm512_loadu_ps(r);
 }
 
+/* The definitions below replace any of the same name: the native header declares some of
+ * them (clang: as macros), but those need a real AVX-512 target. */
 static inline simde__m512i qsd_mm512_cvtps_epi32(simde__m512 a)
 {
     QSD_SPLIT_PS(a, lo, hi);
@@ -125,35 +127,25 @@ static inline simde__m256i qsd_mm512_cvtepi32_epi16(simde__m512i a)
     return simde_mm256_loadu_si256((const simde__m256i *)r);
 }
 
-#ifndef _mm512_cvtps_epi32
+#undef _mm512_cvtps_epi32
 #define _mm512_cvtps_epi32(a) qsd_mm512_cvtps_epi32(a)
-#endif
-#ifndef _mm512_cvtepi32_ps
+#undef _mm512_cvtepi32_ps
 #define _mm512_cvtepi32_ps(a) qsd_mm512_cvtepi32_ps(a)
-#endif
-#ifndef _mm512_cvtph_ps
+#undef _mm512_cvtph_ps
 #define _mm512_cvtph_ps(a) qsd_mm512_cvtph_ps(a)
-#endif
-#ifndef _mm512_cvtps_ph
+#undef _mm512_cvtps_ph
 #define _mm512_cvtps_ph(a, imm) ((void)(imm), qsd_mm512_cvtps_ph(a))
-#endif
-#ifndef _mm512_cvtepu8_epi32
+#undef _mm512_cvtepu8_epi32
 #define _mm512_cvtepu8_epi32(a) qsd_mm512_cvtepu8_epi32(a)
-#endif
-#ifndef _mm512_cvtepi8_epi32
+#undef _mm512_cvtepi8_epi32
 #define _mm512_cvtepi8_epi32(a) qsd_mm512_cvtepi8_epi32(a)
-#endif
-#ifndef _mm512_cvtepu16_epi32
+#undef _mm512_cvtepu16_epi32
 #define _mm512_cvtepu16_epi32(a) qsd_mm512_cvtepu16_epi32(a)
-#endif
-#ifndef _mm512_cvtepi16_epi32
+#undef _mm512_cvtepi16_epi32
 #define _mm512_cvtepi16_epi32(a) qsd_mm512_cvtepi16_epi32(a)
-#endif
-#ifndef _mm512_cvtepi32_epi8
+#undef _mm512_cvtepi32_epi8
 #define _mm512_cvtepi32_epi8(a) qsd_mm512_cvtepi32_epi8(a)
-#endif
-#ifndef _mm512_cvtepi32_epi16
+#undef _mm512_cvtepi32_epi16
 #define _mm512_cvtepi32_epi16(a) qsd_mm512_cvtepi32_epi16(a)
-#endif
 
 #endif

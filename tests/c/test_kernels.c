@@ -5,8 +5,9 @@
  * included, must be identical bit for bit. Inputs sit against inaccessible pages (where the
  * platform has mmap), so that a read or write past either end of a buffer faults.
  *
- * Usage: test_kernels [-q] [-s SEED] [-r REPS] [-t TABLE]
- *   -q quick (fewer lengths), -r repeats of the length sweep, -t only the named table. */
+ * Usage: test_kernels [-q] [-M] [-s SEED] [-r REPS] [-t TABLE]
+ *   -q quick (fewer lengths), -M no single-byte misalignment of typed buffers (for UBSan),
+ *   -r repeats of the length sweep, -t only the named table. */
 #define _DEFAULT_SOURCE
 #include <float.h>
 #include <stdarg.h>
@@ -91,6 +92,12 @@ static void *arena_place(arena *a, size_t bytes, int at_end, size_t off)
 /* ---------- bookkeeping ---------- */
 static long n_cases, n_fail;
 static int quick;
+/* Also shift typed buffers by single bytes. The scalar reference then makes misaligned typed
+ * accesses, which x86 and AArch64 perform but UBSan reports: -M turns this off. */
+static int byte_misalign = 1;
+
+/* An offset of 0..3 units, each one byte when byte_misalign, else one element. */
+static size_t shift(size_t units, size_t elem) { return units * (byte_misalign ? 1 : elem); }
 #define MAX_REPORTS 25
 
 #if defined(__GNUC__)
@@ -378,6 +385,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
     size_t nt;
     const qtype *types = types_for(yk, &nt);
     unsigned per = yk == QK_Y_P4 ? 2 : yk == QK_Y_P2 ? 4 : 1;
+    size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2, ys = yk == QK_Y_B16 ? 2 : 1;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
     for (size_t n = 0; n <= maxn; n++) {
@@ -393,8 +401,8 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.scale_kind = (int)rndn(3);
             c.x_at_end = rndn(2);
             c.y_at_end = rndn(2);
-            c.xoff = rndn(4) * ((xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2) + (rndn(8) == 0);
-            c.yoff = rndn(4);
+            c.xoff = rndn(4) * xs + (rndn(8) == 0 ? shift(1, xs) : 0);
+            c.yoff = shift(rndn(4), ys);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -414,8 +422,8 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.scale_kind = (int)(k % 3);
             c.x_at_end = (int)(k & 1);
             c.y_at_end = (int)((k >> 1) & 1);
-            c.xoff = (size_t)(k % 4) * ((xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2);
-            c.yoff = (size_t)(k % 3);
+            c.xoff = (size_t)(k % 4) * xs;
+            c.yoff = shift((size_t)(k % 3), ys);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -514,6 +522,7 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
     qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
     unsigned per = dk == QK_D_P4 ? 2 : dk == QK_D_P2 ? 4 : 1;
     static const unsigned b8bits[] = {8, 4, 2};
+    size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : 2;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
     for (size_t n = 0; n <= maxn; n++) {
@@ -529,8 +538,8 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             c.zp_null = rndn(4) == 0;
             c.x_at_end = rndn(2);
             c.y_at_end = rndn(2);
-            c.xoff = rndn(4);
-            c.yoff = rndn(4);
+            c.xoff = shift(rndn(4), xs);
+            c.yoff = shift(rndn(4), os);
             run_dequant(tname, fn, ref, &c);
             k++;
         }
@@ -549,8 +558,8 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             c.zp_null = k % 5 == 0;
             c.x_at_end = (int)(k & 1);
             c.y_at_end = (int)((k >> 1) & 1);
-            c.xoff = (size_t)(k % 4);
-            c.yoff = (size_t)(k % 3);
+            c.xoff = shift((size_t)(k % 4), xs);
+            c.yoff = shift((size_t)(k % 3), os);
             run_dequant(tname, fn, ref, &c);
             k++;
         }
@@ -635,7 +644,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) only = argv[++i];
-        else { fprintf(stderr, "usage: %s [-q] [-s SEED] [-r REPS] [-t TABLE]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "-M")) byte_misalign = 0;
+        else {
+            fprintf(stderr, "usage: %s [-q] [-M] [-s SEED] [-r REPS] [-t TABLE]\n", argv[0]);
+            return 2;
+        }
     }
     if (getenv("QSIMD_TEST_QUICK") && getenv("QSIMD_TEST_QUICK")[0] == '1') quick = 1;
     rng_state ^= seed * 0x2545f4914f6cdd1dull;
