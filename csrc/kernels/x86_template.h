@@ -17,6 +17,7 @@
 #define QSIMD_X86_TEMPLATE_H
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -28,7 +29,44 @@
 #define QT_INLINE static inline __attribute__((always_inline))
 #endif
 
+/* Partial vectors and the partial bytes at the ends of packed data: out of line, shared by
+ * every instantiation, to keep the code (and the compile time) small. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_COLD static __declspec(noinline)
+#else
+#define QT_COLD static __attribute__((noinline, cold))
+#endif
+
 #define QT_U (4 * QV_W)   /* elements per unrolled step */
+#define QT_EXP 256        /* elements per expansion of small-block parameters */
+
+/* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
+ * vector that overlaps the previous one (rewriting the same bytes): done in place it would
+ * read inputs already overwritten. */
+QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
+{
+    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
+    return a + xb <= b || b + yb <= a;
+}
+
+/* Scale and zero point of each element of [first, first + m), with one entry per blk. */
+QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
+                         size_t m, float *sb, int32_t *zb)
+{
+    size_t e = first / blk, off = first % blk, k = 0;
+    while (k < m) {
+        size_t len = blk - off < m - k ? blk - off : m - k;
+        float s = scale[e];
+        int32_t z = zp ? zp[e] : 0;
+        for (size_t j = 0; j < len; j++) {
+            sb[k + j] = s;
+            zb[k + j] = z;
+        }
+        k += len;
+        off = 0;
+        e++;
+    }
+}
 
 /* ---- scalar helpers: one element, exactly as scalar.c computes it ---- */
 
@@ -128,7 +166,7 @@ QT_INLINE qt_qvp qt_qvp_load(const float *s, const int32_t *zp, const qk_qparams
 }
 
 /* m (< QV_W) elements through stack buffers, so that nothing outside the run is touched. */
-QT_INLINE void qt_qpartial(int xk, int qk, int yk, const char *x, unsigned char *y, size_t m,
+QT_COLD void qt_qpartial(int xk, int qk, int yk, const char *x, unsigned char *y, size_t m,
                            qt_qvp v, vm mask)
 {
     unsigned char xb[4 * QV_W], yb[2 * QV_W];
@@ -154,13 +192,21 @@ QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned ch
     for (; m - i >= QV_W; i += QV_W)
         qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp),
                   mask);
-    if (i < m) qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
+    if (i < m) {
+        if (m >= QV_W && qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
+            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
+            qv_store1(yk, y + qt_ybytes(yk, i),
+                      qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+        } else {
+            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
+        }
+    }
 }
 
 /* For packed outputs: does the elements of [a, b) that share a byte with elements outside
  * it one at a time (read-modify-write), and narrows [a, b) to the rest, which starts on a
  * byte boundary and fills whole bytes. Returns the byte of element a (after narrowing). */
-QT_INLINE unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned char *y,
+QT_COLD unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned char *y,
                                    size_t *pa, size_t *pb, size_t blk, const qk_qparams *p)
 {
     size_t a = *pa, b = *pb;
@@ -180,77 +226,90 @@ QT_INLINE unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsign
     return y + (phase + a + head) / per;
 }
 
-/* Elements [a, b) of the run, all of parameter entry a / blk. */
+/* Elements [a, b) of the run, all of parameter entry e (= a / blk). */
 QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned char *y,
-                               size_t a, size_t b, size_t blk, const qk_qparams *p)
+                               size_t a, size_t b, size_t e, size_t blk, const qk_qparams *p)
 {
-    size_t e = a / blk;
     float s = p->scale[e];
     int32_t zp = p->zp ? p->zp[e] : 0;
-    unsigned char *ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
+    unsigned char *ya;
+    if (yk == QK_Y_P4 || yk == QK_Y_P2) {
+        unsigned per = yk == QK_Y_P4 ? 2u : 4u;
+        if ((p->phase + a) % per == 0 && (b - a) % per == 0) ya = y + (p->phase + a) / per;
+        else ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
+    } else {
+        ya = y + qt_ybytes(yk, a);
+    }
     if (a >= b) return;
     qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
                    qv_mask(p->mask));
 }
 
-/* The whole run with one parameter entry per blk (< QV_W) elements: each step reads a
- * vector of per-element scales (blk == 1: straight from the arrays, else expanded). */
+/* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
+QT_INLINE void qt_qvec_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
+                               size_t m, const float *sp, const int32_t *zpp,
+                               const qk_qparams *p, vm mask)
+{
+    size_t xs = qt_xsize(xk), i = 0;
+    for (; m - i >= QT_U; i += QT_U) {
+        const char *xi = x + i * xs;
+        qt_qvp v0 = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
+        qt_qvp v1 = qt_qvp_load(sp + i + QV_W, zpp ? zpp + i + QV_W : NULL, p);
+        qt_qvp v2 = qt_qvp_load(sp + i + 2 * QV_W, zpp ? zpp + i + 2 * QV_W : NULL, p);
+        qt_qvp v3 = qt_qvp_load(sp + i + 3 * QV_W, zpp ? zpp + i + 3 * QV_W : NULL, p);
+        vi r0 = qt_qvec(xk, qk, xi, v0.s, v0.lo, v0.hi, v0.zp);
+        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v1.s, v1.lo, v1.hi, v1.zp);
+        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v2.s, v2.lo, v2.hi, v2.zp);
+        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v3.s, v3.lo, v3.hi, v3.zp);
+        qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
+    }
+    for (; i < m; i += QV_W) {
+        qt_qvp v = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
+        qv_store1(yk, y + qt_ybytes(yk, i),
+                  qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+    }
+}
+
+/* The whole run with one parameter entry per blk (< QV_W) elements. blk == 1 reads the
+ * parameter arrays directly; other sizes are expanded per element into a stack buffer,
+ * QT_EXP elements at a time (filled well before it is read back as vectors). */
 QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
                                 size_t n, size_t blk, const qk_qparams *p)
 {
-    size_t xs = qt_xsize(xk), a = 0, b = n;
+    size_t xs = qt_xsize(xk), a = 0, b = n, i;
     unsigned char *ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
     vm mask = qv_mask(p->mask);
-    float sb[QT_U];
-    int32_t zb[QT_U];
-    size_t e = a / blk, off = a % blk;   /* entry of element i, and i's place inside it */
-    for (size_t i = a; i < b;) {
-        size_t m = b - i < QT_U ? b - i : QT_U;
-        const float *sp;
-        const int32_t *zpp;
-        if (blk == 1 && m == QT_U) {
-            sp = p->scale + i;
-            zpp = p->zp ? p->zp + i : NULL;
-            e += QT_U;
+    float sb[QT_EXP];
+    int32_t zb[QT_EXP];
+    for (i = a; b - i >= QV_W;) {
+        size_t m = b - i < QT_EXP ? b - i : QT_EXP;
+        m -= m % QV_W;
+        if (blk == 1) {
+            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, p->scale + i,
+                            p->zp ? p->zp + i : NULL, p, mask);
         } else {
-            for (size_t k = 0; k < QT_U; k++) {
-                if (k < m) {
-                    sb[k] = p->scale[e];
-                    zb[k] = p->zp ? p->zp[e] : 0;
-                    if (++off == blk) { off = 0; e++; }
-                } else {
-                    sb[k] = 1.0f;   /* padding lanes, never stored */
-                    zb[k] = 0;
-                }
-            }
-            sp = sb;
-            zpp = zb;
-        }
-        const char *xi = x + i * xs;
-        unsigned char *yi = ya + qt_ybytes(yk, i - a);
-        if (m == QT_U) {
-            qt_qvp v0 = qt_qvp_load(sp, zpp, p);
-            qt_qvp v1 = qt_qvp_load(sp + QV_W, zpp ? zpp + QV_W : NULL, p);
-            qt_qvp v2 = qt_qvp_load(sp + 2 * QV_W, zpp ? zpp + 2 * QV_W : NULL, p);
-            qt_qvp v3 = qt_qvp_load(sp + 3 * QV_W, zpp ? zpp + 3 * QV_W : NULL, p);
-            vi r0 = qt_qvec(xk, qk, xi, v0.s, v0.lo, v0.hi, v0.zp);
-            vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v1.s, v1.lo, v1.hi, v1.zp);
-            vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v2.s, v2.lo, v2.hi, v2.zp);
-            vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v3.s, v3.lo, v3.hi, v3.zp);
-            qv_store4(yk, yi, r0, r1, r2, r3, mask);
-        } else {
-            size_t k = 0;
-            for (; m - k >= QV_W; k += QV_W) {
-                qt_qvp v = qt_qvp_load(sp + k, zpp + k, p);
-                qv_store1(yk, yi + qt_ybytes(yk, k),
-                          qt_qvec(xk, qk, xi + k * xs, v.s, v.lo, v.hi, v.zp), mask);
-            }
-            if (k < m) {
-                qt_qvp v = qt_qvp_load(sp + k, zpp + k, p);
-                qt_qpartial(xk, qk, yk, xi + k * xs, yi + qt_ybytes(yk, k), m - k, v, mask);
-            }
+            qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
+            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, sb, zb, p,
+                            mask);
         }
         i += m;
+    }
+    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
+        float st[QV_W];
+        int32_t zt[QV_W];
+        size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
+                                                 qt_ybytes(yk, b - a)) ? b - QV_W : i;
+        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+        for (size_t k = b - t; k < QV_W; k++) {
+            st[k] = 1.0f;   /* padding lanes, never stored */
+            zt[k] = 0;
+        }
+        qt_qvp v = qt_qvp_load(st, zt, p);
+        if (b - t == QV_W)
+            qv_store1(yk, ya + qt_ybytes(yk, t - a),
+                      qt_qvec(xk, qk, x + t * xs, v.s, v.lo, v.hi, v.zp), mask);
+        else
+            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask);
     }
 }
 
@@ -262,10 +321,10 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
     size_t blk = p->blk ? p->blk : 1;
     if (n == 0) return;
     if (blk >= n) {
-        qt_quant_single(xk, qk, yk, x, y, 0, n, n, p);
+        qt_quant_single(xk, qk, yk, x, y, 0, n, 0, n, p);
     } else if (blk >= QV_W) {
-        for (size_t a = 0; a < n; a += blk)
-            qt_quant_single(xk, qk, yk, x, y, a, n - a < blk ? n : a + blk, blk, p);
+        for (size_t a = 0, e = 0; a < n; a += blk, e++)
+            qt_quant_single(xk, qk, yk, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
         qt_quant_perelem(xk, qk, yk, x, y, n, blk, p);
     }
@@ -329,7 +388,7 @@ QT_INLINE void qt_dvec(int dk, int ok, unsigned bits, int sgn, const unsigned ch
     qv_store_out(ok, y, qv_mul(qv_cvt_i2f(qv_sub_i(c, zp)), s));
 }
 
-QT_INLINE void qt_dpartial(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+QT_COLD void qt_dpartial(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
                            unsigned char *y, size_t m, vf s, vi zp)
 {
     unsigned char xb[2 * QV_W], yb[4 * QV_W];
@@ -341,7 +400,7 @@ QT_INLINE void qt_dpartial(int dk, int ok, unsigned bits, int sgn, const unsigne
 
 /* For packed input: does the elements of [a, b) that share a byte with elements outside it
  * one at a time and narrows [a, b) to the rest. Returns the byte of element a. */
-QT_INLINE const unsigned char *qt_dsplit(int dk, int ok, unsigned bits, int sgn,
+QT_COLD const unsigned char *qt_dsplit(int dk, int ok, unsigned bits, int sgn,
                                          const unsigned char *x, unsigned char *y,
                                          size_t *pa, size_t *pb, size_t blk,
                                          const qk_dparams *p)
@@ -363,13 +422,20 @@ QT_INLINE const unsigned char *qt_dsplit(int dk, int ok, unsigned bits, int sgn,
     return x + (phase + a + head) / per;
 }
 
-/* Elements [a, b) of the run, all of parameter entry a / blk. */
+/* Elements [a, b) of the run, all of parameter entry e (= a / blk). */
 QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
-                             unsigned char *y, size_t a, size_t b, size_t blk,
+                             unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
                              const qk_dparams *p)
 {
-    size_t e = a / blk, os = qt_osize(ok);
-    const unsigned char *xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
+    size_t os = qt_osize(ok);
+    const unsigned char *xa;
+    if (dk == QK_D_P4 || dk == QK_D_P2) {
+        unsigned per = dk == QK_D_P4 ? 2u : 4u;
+        if ((p->phase + a) % per == 0 && (b - a) % per == 0) xa = x + (p->phase + a) / per;
+        else xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
+    } else {
+        xa = x + qt_xbytes(dk, a);
+    }
     if (a >= b) return;
     size_t m = b - a, i = 0;
     unsigned char *ya = y + a * os;
@@ -385,42 +451,61 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
     }
     for (; m - i >= QV_W; i += QV_W)
         qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
-    if (i < m) qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+    if (i < m) {
+        if (m >= QV_W && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
+            qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
+        } else {
+            qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+        }
+    }
 }
 
+/* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
+QT_INLINE void qt_dvec_perelem(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                               unsigned char *y, size_t m, const float *sp, const int32_t *zpp)
+{
+    size_t os = qt_osize(ok);
+    for (size_t i = 0; i < m; i += QV_W)
+        qt_dvec(dk, ok, bits, sgn, x + qt_xbytes(dk, i), y + i * os, qv_loadu_f(sp + i),
+                zpp ? qv_loadu_i(zpp + i) : qv_set1_i(0));
+}
+
+/* The whole run with one parameter entry per blk (< QV_W) elements, as qt_quant_perelem. */
 QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
                               unsigned char *y, size_t n, size_t blk, const qk_dparams *p)
 {
-    size_t a = 0, b = n, os = qt_osize(ok);
+    size_t a = 0, b = n, os = qt_osize(ok), i;
     const unsigned char *xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
-    float sb[QV_W];
-    int32_t zb[QV_W];
-    size_t e = a / blk, off = a % blk;
-    for (size_t i = a; i < b; i += QV_W) {
-        size_t m = b - i < QV_W ? b - i : QV_W;
-        vf s;
-        vi zp;
-        if (blk == 1 && m == QV_W) {
-            s = qv_loadu_f(p->scale + i);
-            zp = p->zp ? qv_loadu_i(p->zp + i) : qv_set1_i(0);
-            e += QV_W;
+    float sb[QT_EXP];
+    int32_t zb[QT_EXP];
+    for (i = a; b - i >= QV_W;) {
+        size_t m = b - i < QT_EXP ? b - i : QT_EXP;
+        m -= m % QV_W;
+        if (blk == 1) {
+            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m,
+                            p->scale + i, p->zp ? p->zp + i : NULL);
         } else {
-            for (size_t k = 0; k < QV_W; k++) {
-                if (k < m) {
-                    sb[k] = p->scale[e];
-                    zb[k] = p->zp ? p->zp[e] : 0;
-                    if (++off == blk) { off = 0; e++; }
-                } else {
-                    sb[k] = 1.0f;
-                    zb[k] = 0;
-                }
-            }
-            s = qv_loadu_f(sb);
-            zp = qv_loadu_i(zb);
+            qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
+            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sb, zb);
         }
-        const unsigned char *xi = xa + qt_xbytes(dk, i - a);
-        if (m == QV_W) qt_dvec(dk, ok, bits, sgn, xi, y + i * os, s, zp);
-        else qt_dpartial(dk, ok, bits, sgn, xi, y + i * os, m, s, zp);
+        i += m;
+    }
+    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
+        float st[QV_W];
+        int32_t zt[QV_W];
+        size_t t = b - a >= QV_W && qt_disjoint(xa, qt_xbytes(dk, b - a), y + a * os,
+                                                 (b - a) * os) ? b - QV_W : i;
+        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+        for (size_t k = b - t; k < QV_W; k++) {
+            st[k] = 1.0f;
+            zt[k] = 0;
+        }
+        const unsigned char *xt = xa + qt_xbytes(dk, t - a);
+        if (b - t == QV_W)
+            qt_dvec(dk, ok, bits, sgn, xt, y + t * os, qv_loadu_f(st), qv_loadu_i(zt));
+        else
+            qt_dpartial(dk, ok, bits, sgn, xt, y + t * os, b - t, qv_loadu_f(st), qv_loadu_i(zt));
     }
 }
 
@@ -431,10 +516,10 @@ QT_INLINE void qt_deq_run2(int dk, int ok, unsigned bits, int sgn, const void *x
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
     if (blk >= n) {
-        qt_deq_single(dk, ok, bits, sgn, x, y, 0, n, n, p);
+        qt_deq_single(dk, ok, bits, sgn, x, y, 0, n, 0, n, p);
     } else if (blk >= QV_W) {
-        for (size_t a = 0; a < n; a += blk)
-            qt_deq_single(dk, ok, bits, sgn, x, y, a, n - a < blk ? n : a + blk, blk, p);
+        for (size_t a = 0, e = 0; a < n; a += blk, e++)
+            qt_deq_single(dk, ok, bits, sgn, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
         qt_deq_perelem(dk, ok, bits, sgn, x, y, n, blk, p);
     }
