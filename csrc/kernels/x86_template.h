@@ -203,10 +203,22 @@ QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned ch
     }
 }
 
-/* For packed outputs: does the elements of [a, b) that share a byte with elements outside
- * it one at a time (read-modify-write), and narrows [a, b) to the rest, which starts on a
- * byte boundary and fills whole bytes. Returns the byte of element a (after narrowing). */
-QT_COLD unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned char *y,
+/* Elements [a, b) one at a time (packed: read-modify-write of their bytes). */
+QT_COLD void qt_qelems(int xk, int qk, int yk, const char *x, unsigned char *y, size_t a,
+                       size_t b, size_t blk, const qk_qparams *p)
+{
+    for (size_t i = a; i < b; i++)
+        qt_put1(yk, y, p->phase, i,
+                qt_quant1(xk, qk, x, i, p->scale[i / blk], p->zp ? p->zp[i / blk] : 0, p), p);
+}
+
+/* For packed outputs, [a, b) is split into a head and a tail that share their bytes with
+ * elements outside the range, done one at a time, and the rest, which starts on a byte
+ * boundary and fills whole bytes. The head is done here; *pa and *pb are moved to the
+ * rest, and the caller does [*pb, b) after the rest (in this order, the run's elements are
+ * done in memory order, so exactly in-place use stays correct). Returns the rest's first
+ * byte. */
+QT_INLINE unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned char *y,
                                    size_t *pa, size_t *pb, size_t blk, const qk_qparams *p)
 {
     size_t a = *pa, b = *pb;
@@ -214,15 +226,9 @@ QT_COLD unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned
     unsigned per = yk == QK_Y_P4 ? 2u : 4u, phase = p->phase;
     size_t head = (per - (phase + a) % per) % per;
     if (head > b - a) head = b - a;
-    size_t tail = (b - a - head) % per;
-    for (size_t i = a; i < a + head; i++)
-        qt_put1(yk, y, phase, i,
-                qt_quant1(xk, qk, x, i, p->scale[i / blk], p->zp ? p->zp[i / blk] : 0, p), p);
-    for (size_t i = b - tail; i < b; i++)
-        qt_put1(yk, y, phase, i,
-                qt_quant1(xk, qk, x, i, p->scale[i / blk], p->zp ? p->zp[i / blk] : 0, p), p);
+    if (head) qt_qelems(xk, qk, yk, x, y, a, a + head, blk, p);
     *pa = a + head;
-    *pb = b - tail;
+    *pb = b - (b - a - head) % per;
     return y + (phase + a + head) / per;
 }
 
@@ -233,6 +239,7 @@ QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned c
     float s = p->scale[e];
     int32_t zp = p->zp ? p->zp[e] : 0;
     unsigned char *ya;
+    size_t end = b;
     if (yk == QK_Y_P4 || yk == QK_Y_P2) {
         unsigned per = yk == QK_Y_P4 ? 2u : 4u;
         if ((p->phase + a) % per == 0 && (b - a) % per == 0) ya = y + (p->phase + a) / per;
@@ -240,9 +247,10 @@ QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned c
     } else {
         ya = y + qt_ybytes(yk, a);
     }
-    if (a >= b) return;
-    qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
-                   qv_mask(p->mask));
+    if (a < b)
+        qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
+                       qv_mask(p->mask));
+    if (b < end) qt_qelems(xk, qk, yk, x, y, b, end, blk, p);
 }
 
 /* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
@@ -311,6 +319,7 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
         else
             qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask);
     }
+    if (b < n) qt_qelems(xk, qk, yk, x, y, b, n, blk, p);
 }
 
 QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, size_t n,

@@ -274,6 +274,7 @@ typedef struct qcase {
     int scale_kind;
     int x_at_end, y_at_end;
     size_t xoff, yoff;
+    int inplace;   /* y == x (the output is never wider than the input) */
 } qcase;
 
 static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const qcase *c)
@@ -313,7 +314,14 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     size_t total = G + yb + gafter;
     unsigned char *r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
     unsigned char *r2 = arena_place(&ay2, total + c->yoff, c->y_at_end, c->yoff);
+    if (c->inplace) {   /* the run's input in the output buffer; its guards stay random */
+        yb = n * xs;
+        total = G + yb + gafter;
+        r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
+        r2 = arena_place(&ay2, total + c->yoff, c->y_at_end, c->yoff);
+    }
     for (size_t i = 0; i < total; i++) r1[i] = (unsigned char)rnd32();
+    if (c->inplace) memcpy(r1 + G, x, n * xs);
     memcpy(r2, r1, total);
     unsigned char *pattern = malloc(total ? total : 1);
     memcpy(pattern, r1, total);
@@ -328,13 +336,18 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     p.qmax = c->ty.qmax;
     p.mask = c->ty.mask;
     p.phase = c->phase;
-    ref(x, r1 + G, n, &p);
-    fn(x, r2 + G, n, &p);
+    if (c->inplace) {
+        ref(r1 + G, r1 + G, n, &p);
+        fn(r2 + G, r2 + G, n, &p);
+    } else {
+        ref(x, r1 + G, n, &p);
+        fn(x, r2 + G, n, &p);
+    }
     n_cases++;
 
     char what[64];
-    snprintf(what, sizeof what, "quant %s/%s/%s", xk_name[c->xk], qk_name[c->qk],
-             yk_name[c->yk]);
+    snprintf(what, sizeof what, "quant %s/%s/%s%s", xk_name[c->xk], qk_name[c->qk],
+             yk_name[c->yk], c->inplace ? " in place" : "");
     /* the reference itself must respect the guards; a disagreement is the SIMD's fault */
     for (size_t i = 0; i < total; i++) {
         if (r1[i] != r2[i]) {
@@ -352,7 +365,7 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     int guard_bad = 0;
     for (size_t i = 0; i < G; i++) guard_bad |= r2[i] != pattern[i];
     for (size_t i = G + yb; i < total; i++) guard_bad |= r2[i] != pattern[i];
-    if ((c->yk == QK_Y_P4 || c->yk == QK_Y_P2) && n > 0) {
+    if ((c->yk == QK_Y_P4 || c->yk == QK_Y_P2) && n > 0 && !c->inplace) {
         unsigned bits = c->yk == QK_Y_P4 ? 4 : 2, per = 8 / bits;
         unsigned first_keep = (1u << (c->phase * bits)) - 1u;
         unsigned endslot = (unsigned)((c->phase + n - 1) % per) + 1;
@@ -402,7 +415,8 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.x_at_end = rndn(2);
             c.y_at_end = rndn(2);
             c.xoff = rndn(4) * xs + (rndn(8) == 0 ? shift(1, xs) : 0);
-            c.yoff = shift(rndn(4), ys);
+            c.inplace = rndn(8) == 0;
+            c.yoff = shift(rndn(4), c.inplace ? xs : ys);   /* in place: y holds x first */
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -440,6 +454,7 @@ typedef struct dcase {
     int zp_null;
     int x_at_end, y_at_end;
     size_t xoff, yoff;
+    int inplace;   /* y == x: 16-bit input to 16-bit output only */
 } dcase;
 
 static float gen_dscale(void)
@@ -490,6 +505,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     unsigned char *r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
     unsigned char *r2 = arena_place(&ay2, total + c->yoff, c->y_at_end, c->yoff);
     for (size_t i = 0; i < total; i++) r1[i] = (unsigned char)rnd32();
+    if (c->inplace) memcpy(r1 + G, x, xb);   /* same size: 16-bit codes to 16-bit floats */
     memcpy(r2, r1, total);
 
     qk_dparams p;
@@ -500,13 +516,19 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     p.bits = c->bits;
     p.is_signed = c->is_signed;
     p.phase = c->phase;
-    ref(x, r1 + G, n, &p);
-    fn(x, r2 + G, n, &p);
+    if (c->inplace) {
+        ref(r1 + G, r1 + G, n, &p);
+        fn(r2 + G, r2 + G, n, &p);
+    } else {
+        ref(x, r1 + G, n, &p);
+        fn(x, r2 + G, n, &p);
+    }
     n_cases++;
     for (size_t i = 0; i < total; i++) {
         if (r1[i] != r2[i]) {
             char what[64];
-            snprintf(what, sizeof what, "dequant %s->%s", dk_name[c->dk], ok_name[c->ok]);
+            snprintf(what, sizeof what, "dequant %s->%s%s", dk_name[c->dk], ok_name[c->ok],
+                     c->inplace ? " in place" : "");
             report(tname, what,
                    "n=%zu blk=%zu bits=%u signed=%d zp=%s phase=%u byte %zd: scalar %02x simd "
                    "%02x (element ~%zu)",
@@ -540,6 +562,7 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             c.y_at_end = rndn(2);
             c.xoff = shift(rndn(4), xs);
             c.yoff = shift(rndn(4), os);
+            c.inplace = dk == QK_D_B16 && ok != QK_O_F32 && rndn(4) == 0;
             run_dequant(tname, fn, ref, &c);
             k++;
         }
