@@ -18,6 +18,7 @@ static inline vi qv_set1_i(int32_t v) { return _mm256_set1_epi32(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm256_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline void qv_storeu_i(int32_t *p, vi v) { _mm256_storeu_si256((__m256i *)p, v); }
 static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }

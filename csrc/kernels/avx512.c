@@ -27,6 +27,7 @@ static inline vi qv_set1_i(int32_t v) { return _mm512_set1_epi32(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm512_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline void qv_storeu_i(int32_t *p, vi v) { _mm512_storeu_si512((void *)p, v); }
 static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }

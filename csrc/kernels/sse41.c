@@ -18,6 +18,7 @@ static inline vi qv_set1_i(int32_t v) { return _mm_set1_epi32(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm_storeu_ps(p, v); }
+static inline void qv_storeu_i(int32_t *p, vi v) { _mm_storeu_si128((__m128i *)p, v); }
 static inline vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
 static inline vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }

@@ -1,18 +1,26 @@
 /* Run drivers shared by the x86 kernel files (sse41.c, avx2.c, avx512.c).
  *
- * Not a standalone header: the including file first defines its vector layer, a handful of
- * qv_* primitives over one vector of QV_W float32 / int32 lanes (see sse41.c for the list),
- * and then includes this file once. Everything here is inlined into one function per table
- * entry, so the element type, quotient precision and output kind are constants in each loop.
+ * Not a standalone header: the including file first defines its vector layer over one vector
+ * of QV_W float32 / int32 lanes (types vf, vi, vm; QV_HAVE_F16C), then includes this file
+ * once. The layer provides: qv_set1, qv_set1_i, qv_loadu_f, qv_loadu_i, qv_storeu_f,
+ * qv_storeu_i, qv_div, qv_mul, qv_max, qv_min (x86 operand order), qv_cvt (nearest-even),
+ * qv_cvt_i2f, qv_add_i, qv_sub_i, qv_mask (output mask), qv_load_x (QV_W inputs as
+ * float32), qv_round_bf16, qv_round_f16 (with F16C), qv_store1 / qv_store4 (QV_W / 4 QV_W
+ * codes to an output kind), qv_load_codes (QV_W dequantize inputs as int32) and
+ * qv_store_out (QV_W floats out).
+ * The hot loops are inlined into one function per table entry, so element type, quotient
+ * precision and output kind are constants in them; the rare paths are out of line.
  *
  * Bit-exactness rests on doing the same float32 operations as scalar.c, in the same order:
  * the same correctly rounded division, the same rounding to float16 / bfloat16, the same
  * clamp (max/min ordered so that NaN picks the low bound, as the scalar `q > lo ? q : lo`),
  * and a round-to-nearest-even conversion of an already clamped value.
  *
- * Memory: vectors only ever touch whole elements of the run. A final partial vector goes
- * through small stack buffers, and packed sub-byte data is written vector-wise only on whole
- * bytes; the partial bytes at either end are read-modify-written one element at a time. */
+ * Memory: vectors only ever touch whole elements of the run. A run that ends mid-vector
+ * ends with a full vector overlapping the previous one (same bytes written again) when x
+ * and y do not overlap, else through small stack buffers. Packed sub-byte data is written
+ * vector-wise only on whole bytes; the partial bytes at either end are read-modify-written
+ * one element at a time. Elements are completed in memory order, so that y == x works. */
 #ifndef QSIMD_X86_TEMPLATE_H
 #define QSIMD_X86_TEMPLATE_H
 
@@ -49,22 +57,18 @@ QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
     return a + xb <= b || b + yb <= a;
 }
 
-/* Scale and zero point of each element of [first, first + m), with one entry per blk. */
+/* Scale and zero point of each element of [first, first + m), with one entry per blk
+ * (<= QV_W) elements: each entry is stored as a whole vector whose excess the next entry
+ * overwrites, so sb and zb need room for m + QV_W values. */
 QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
                          size_t m, float *sb, int32_t *zb)
 {
-    size_t e = first / blk, off = first % blk, k = 0;
-    while (k < m) {
-        size_t len = blk - off < m - k ? blk - off : m - k;
-        float s = scale[e];
-        int32_t z = zp ? zp[e] : 0;
-        for (size_t j = 0; j < len; j++) {
-            sb[k + j] = s;
-            zb[k + j] = z;
-        }
-        k += len;
-        off = 0;
-        e++;
+    size_t e = first / blk, k = blk - first % blk;
+    qv_storeu_f(sb, qv_set1(scale[e]));
+    qv_storeu_i(zb, qv_set1_i(zp ? zp[e] : 0));
+    for (e++; k < m; k += blk, e++) {
+        qv_storeu_f(sb + k, qv_set1(scale[e]));
+        qv_storeu_i(zb + k, qv_set1_i(zp ? zp[e] : 0));
     }
 }
 
@@ -287,8 +291,8 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     size_t xs = qt_xsize(xk), a = 0, b = n, i;
     unsigned char *ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
     vm mask = qv_mask(p->mask);
-    float sb[QT_EXP];
-    int32_t zb[QT_EXP];
+    float sb[QT_EXP + QV_W];
+    int32_t zb[QT_EXP + QV_W];
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i < QT_EXP ? b - i : QT_EXP;
         m -= m % QV_W;
@@ -303,8 +307,8 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
-        float st[QV_W];
-        int32_t zt[QV_W];
+        float st[2 * QV_W];
+        int32_t zt[2 * QV_W];
         size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
                                                  qt_ybytes(yk, b - a)) ? b - QV_W : i;
         qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
@@ -340,8 +344,6 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
 }
 
 /* ---- dequantize ---- */
-
-QT_INLINE size_t qt_dsize(int dk) { return dk == QK_D_B16 ? 2u : 1u; }
 
 /* Bytes of input for m elements (packed: m a multiple of the elements per byte). */
 QT_INLINE size_t qt_xbytes(int dk, size_t m)
@@ -486,8 +488,8 @@ QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsi
 {
     size_t a = 0, b = n, os = qt_osize(ok), i;
     const unsigned char *xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
-    float sb[QT_EXP];
-    int32_t zb[QT_EXP];
+    float sb[QT_EXP + QV_W];
+    int32_t zb[QT_EXP + QV_W];
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i < QT_EXP ? b - i : QT_EXP;
         m -= m % QV_W;
@@ -501,8 +503,8 @@ QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsi
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
-        float st[QV_W];
-        int32_t zt[QV_W];
+        float st[2 * QV_W];
+        int32_t zt[2 * QV_W];
         size_t t = b - a >= QV_W && qt_disjoint(xa, qt_xbytes(dk, b - a), y + a * os,
                                                  (b - a) * os) ? b - QV_W : i;
         qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
