@@ -104,6 +104,15 @@ def _index(value, argname: str) -> int:
         raise TypeError(f"{argname} must be an integer, got {type(value).__name__}") from None
 
 
+def _attr64(value, argname: str) -> int:
+    """axis / block_size: an integer that fits the int64 ONNX attribute (beyond it the C call
+    would raise OverflowError, which callers do not expect)."""
+    v = _index(value, argname)
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"{argname} {v} is out of range (ONNX attributes are int64)")
+    return v
+
+
 def _flag(value, argname: str) -> bool:
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
         return bool(value)
@@ -190,8 +199,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         prec = resolve(precision, "precision")
         if prec not in FLOAT_OUT_CODES:
             raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
-    axis = _index(axis, "axis")
-    block_size = _index(block_size, "block_size")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
     packed = _flag(packed, "packed")
     if packed and yt not in SUBBYTE_BITS:
         raise ValueError(f"packed=True needs a 4- or 2-bit output type, not {name_of(yt)}")
@@ -284,8 +293,8 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
         yt = resolve(output_dtype, "output_dtype")
     if yt not in FLOAT_OUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16 or bfloat16, got {name_of(yt)}")
-    axis = _index(axis, "axis")
-    block_size = _index(block_size, "block_size")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
     y, user_out = _output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
     threads = _threads(num_threads)
     _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,

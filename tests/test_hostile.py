@@ -1,0 +1,33 @@
+"""Regression tests for what the API fuzzer (tests/qfuzz.py) found: each input here once
+escaped as the wrong exception type or was refused although valid."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import qsimd
+
+Q, D = qsimd.quantize_linear, qsimd.dequantize_linear
+F = np.ones((2, 3), np.float32)
+S3 = np.ones(3, np.float32)
+
+
+@pytest.mark.parametrize("value", [2**63, -2**63 - 1, 2**64, 2**100, -2**100])
+def test_attributes_beyond_int64(value):
+    # used to escape from the C conversion as OverflowError
+    with pytest.raises(ValueError, match="axis .* out of range"):
+        Q(F, S3, axis=value)
+    with pytest.raises(ValueError, match="axis .* out of range"):
+        D(np.zeros((2, 3), np.uint8), S3, axis=value)
+    with pytest.raises(ValueError, match="block_size .* out of range"):
+        Q(F, np.ones((2, 1), np.float32), block_size=value)
+    with pytest.raises(ValueError, match="block_size .* out of range"):
+        D(qsimd.PackedTensor(b"", "uint2", (0, 3)), np.ones(3, np.float16), block_size=value)
+
+
+def test_attributes_at_int64_limits_reach_the_c_checks():
+    with pytest.raises(ValueError, match="axis -9223372036854775808 is out of range"):
+        Q(F, S3, axis=-2**63)
+    with pytest.raises(ValueError, match="block_size"):
+        Q(F, np.ones((2, 2), np.float32), block_size=2**63 - 1)
+    # one scale element: per-tensor whatever the axis says (ONNX), even at the limit
+    assert Q(F, np.float32(1), axis=2**63 - 1).tolist() == [[1] * 3] * 2
