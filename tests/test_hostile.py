@@ -31,3 +31,11 @@ def test_attributes_at_int64_limits_reach_the_c_checks():
         Q(F, np.ones((2, 2), np.float32), block_size=2**63 - 1)
     # one scale element: per-tensor whatever the axis says (ONNX), even at the limit
     assert Q(F, np.float32(1), axis=2**63 - 1).tolist() == [[1] * 3] * 2
+
+
+@pytest.mark.parametrize("zp", [-129, 300, [0, 1], 2**40])
+@pytest.mark.parametrize("spec", [ml_dtypes.bfloat16, "float32", 6, "float8e4m3fn"])
+def test_python_zero_point_with_unsupported_output_type(zp, spec):
+    # used to raise KeyError while converting the zero point to the output type
+    with pytest.raises(TypeError, match="output type .* is not supported by quantize_linear"):
+        Q(np.ones(2, np.float32), 1.0, zp, output_dtype=spec)
