@@ -49,7 +49,8 @@ def _native(a: np.ndarray) -> np.ndarray:
 def _python_ints(value, code: int, argname: str) -> np.ndarray:
     """Python integers (or integer arrays) -> array of ONNX type `code`, range-checked."""
     a = np.asarray(value)
-    if a.dtype.kind not in "iu" or a.dtype == np.bool_:
+    empty_list = a.size == 0 and a.dtype == np.float64   # NumPy's type for [] and [[], []]
+    if (a.dtype.kind not in "iu" or a.dtype == np.bool_) and not empty_list:
         raise TypeError(f"{argname} must hold integers for type {name_of(code)}, got {a.dtype}")
     lo, hi = INT_RANGE[code]
     if a.size and (int(a.min()) < lo or int(a.max()) > hi):

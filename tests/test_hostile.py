@@ -39,3 +39,17 @@ def test_python_zero_point_with_unsupported_output_type(zp, spec):
     # used to raise KeyError while converting the zero point to the output type
     with pytest.raises(TypeError, match="output type .* is not supported by quantize_linear"):
         Q(np.ones(2, np.float32), 1.0, zp, output_dtype=spec)
+
+
+def test_empty_python_lists_are_integers():
+    # NumPy types [] as float64; as a zero point or a dequantize x it holds no floats
+    got = Q(np.zeros((0,), np.float32), np.zeros(0, np.float32), [], axis=0,
+            output_dtype="int4")
+    assert got.shape == (0,) and got.dtype == ml_dtypes.int4
+    got = Q(np.zeros((2, 0), np.float32), np.zeros((2, 0), np.float32), [[], []], axis=1,
+            block_size=1, output_dtype="uint2")
+    assert got.shape == (2, 0)
+    got = D([], np.float32(2))
+    assert got.shape == (0,) and got.dtype == np.float32
+    with pytest.raises(TypeError, match="zero_point must hold integers"):
+        Q(np.zeros(1, np.float32), np.ones(1, np.float32), [1.5], axis=0)
