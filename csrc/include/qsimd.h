@@ -83,7 +83,8 @@ typedef struct qsimd_tensor {
     void *data;
     int32_t dtype;          /* qsimd_dtype */
     int32_t ndim;           /* 0 .. QSIMD_MAX_DIMS */
-    const int64_t *shape;   /* ndim entries, each >= 0; may be NULL when ndim == 0 */
+    const int64_t *shape;   /* ndim entries, each >= 0; may be NULL when ndim == 0 (else
+                               QSIMD_ERR_VALUE) */
     int32_t packed;
 } qsimd_tensor;
 
