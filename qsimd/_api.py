@@ -414,4 +414,7 @@ def set_isa(name=None) -> None:
     "neon"); None or "auto" picks the best one again. ValueError if it cannot run here."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string or None, got {type(name).__name__}")
+    if name is not None and (not name.isascii() or "\0" in name):
+        # the C call would stop at a NUL ("a\0b" reported as 'a') or fail to encode
+        raise ValueError(f"unknown instruction set {name!r} (known: {', '.join(_core.isa_names())})")
     _core.set_isa(None if name in (None, "", "auto") else name)

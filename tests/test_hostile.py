@@ -53,3 +53,13 @@ def test_empty_python_lists_are_integers():
     assert got.shape == (0,) and got.dtype == np.float32
     with pytest.raises(TypeError, match="zero_point must hold integers"):
         Q(np.zeros(1, np.float32), np.ones(1, np.float32), [1.5], axis=0)
+
+
+@pytest.mark.parametrize("name", ["scalar\x00", "a\x00b", "\udcff", "sca\u0142ar"])
+def test_set_isa_names_that_c_cannot_see(name):
+    # used to be cut at the NUL ("unknown instruction set 'a'") or fail to encode
+    before = qsimd.get_isa()
+    with pytest.raises(ValueError, match="unknown instruction set") as e:
+        qsimd.set_isa(name)
+    assert repr(name) in str(e.value)
+    assert qsimd.get_isa() == before
