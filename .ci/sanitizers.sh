@@ -3,8 +3,8 @@
 #  1. the extension built with ASan+UBSan in a copy of the tree (the normal build is not
 #     touched) and the WHOLE pytest suite run under it, on every ISA (the `isa` fixture); the
 #     C API tests' programs are compiled with the sanitizers too;
-#  2. the C kernel parity test tests/c/test_kernels.c, when the tree has it, built from the C
-#     sources with the sanitizers (leak checking on) and run.
+#  2. the C kernel parity tests (tests/c/test_kernels.c when the tree has it; test_neon.c on
+#     aarch64) built from the C sources with the sanitizers (leak checking on) and run.
 # Any sanitizer report fails. Needs gcc (libasan, libubsan) and a Python with the test
 # requirements ($PYTHON, default python).
 #   Usage: .ci/sanitizers.sh [--quick] [--dir DIR]
@@ -34,16 +34,22 @@ if [ "$quick" = 1 ]; then export QSIMD_TEST_QUICK=1; fi
 run_asan "$PY" -m pytest -q -p no:cacheprovider --durations=5 tests 2>&1 | asan_filter
 
 src="$dir/asan/src"
-if [ -f "$src/tests/c/test_kernels.c" ]; then
-    echo "-- tests/c/test_kernels.c under ASan + UBSan"
+# the C kernel parity tests that apply to this machine
+ctests=()
+[ -f "$src/tests/c/test_kernels.c" ] && ctests+=(test_kernels)
+case "$(uname -m)" in aarch64|arm64) [ -f "$src/tests/c/test_neon.c" ] && ctests+=(test_neon) ;; esac
+if [ ${#ctests[@]} -gt 0 ]; then
     . "$here/clib.sh"
     cc="$QSIMD_ASAN_CC $QSIMD_ASAN_SAN -g -O1"
     build_qsimd_lib "$cc" "$dir/clib" "$src"
-    # shellcheck disable=SC2086
-    $cc -std=c99 -Wall -Wextra -D_GNU_SOURCE $QSIMD_LIB_DEFS -I"$src/csrc/include" \
-        -I"$src/csrc" "$src/tests/c/test_kernels.c" "$dir/clib/libqsimd.a" -lm -pthread \
-        -o "$dir/test_kernels"
-    (cd "$src" && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 "$dir/test_kernels")
+    for t in "${ctests[@]}"; do
+        echo "-- tests/c/$t.c under ASan + UBSan (leak checking on)"
+        # shellcheck disable=SC2086
+        $cc -std=c99 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE $QSIMD_LIB_DEFS \
+            -I"$src/csrc/include" -I"$src/csrc" -I"$src/csrc/kernels" "$src/tests/c/$t.c" \
+            "$dir/clib/libqsimd.a" -lm -pthread -o "$dir/$t"
+        (cd "$src" && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 "$dir/$t")
+    done
 else
     echo "-- tests/c/test_kernels.c is not in this tree yet: skipped"
 fi
