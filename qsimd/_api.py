@@ -122,18 +122,19 @@ def _flag(value, argname: str) -> bool:
 
 def _output(out, shape, dtype, inputs):
     """The array the C core writes into, and the caller's `out` to copy to afterwards
-    (when `out` is strided or overlaps an input), or None."""
+    (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
+    core never sees overlapping buffers: its API does not allow them."""
     if out is None:
         return np.empty(shape, dtype), None
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.dtype != dtype:
+    if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
         raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
     if out.shape != tuple(shape):
         raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    if out.flags.c_contiguous and out.flags.aligned and not any(
+    if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if a is not None):
         return out, None
     return np.empty(shape, dtype), out
@@ -142,7 +143,7 @@ def _output(out, shape, dtype, inputs):
 def _finish(y, out):
     if out is None:
         return y
-    np.copyto(out, y, casting="no")
+    np.copyto(out, y, casting="equiv")   # "equiv": only a byte-order change is allowed
     return out
 
 
@@ -167,9 +168,17 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     ml_dtypes dtype, a name or an ONNX TensorProto code.
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
     packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
-    out: an array of exactly the result's shape and dtype to write into.
+    out: an array of exactly the result's shape and dtype to write into (any layout; a
+    big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
+    zero_point, partly or exactly (in place): the result is then computed into a temporary
+    and copied into `out`, so it always equals the non-overlapping call.
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
+
+    Inputs in any byte order and layout are read by value (big-endian arrays are converted).
+    Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
+    `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
+    released and calls from many threads run concurrently.
     """
     if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
             and output_dtype is None and precision is None and packed is False
@@ -264,6 +273,10 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2 (ml_dtypes arrays), or
     uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
     The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
+    x may also be a PackedTensor (ONNX raw 4/2-bit bytes), read without unpacking.
+    out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
+    packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
+    call).
     """
     if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
             and output_dtype is None and num_threads is None):
