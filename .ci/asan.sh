@@ -42,7 +42,9 @@ asan_build() {
     fi
     # a silently uninstrumented build would pass everything: check it is instrumented
     so=$(ls "$QSIMD_ASAN_DIR"/src/qsimd/_core*.so)
-    if ! nm -D "$so" | grep -q __asan_report || ! nm -D "$so" | grep -q __ubsan_handle; then
+    nm -D "$so" > "$QSIMD_ASAN_DIR/symbols"   # not piped into grep -q: SIGPIPE + pipefail
+    if ! grep -q __asan_report "$QSIMD_ASAN_DIR/symbols" ||
+            ! grep -q __ubsan_handle "$QSIMD_ASAN_DIR/symbols"; then
         echo "the sanitized build has no ASan/UBSan instrumentation" >&2
         return 1
     fi
