@@ -4,7 +4,8 @@
 #     touched) and the WHOLE pytest suite run under it, on every ISA (the `isa` fixture); the
 #     C API tests' programs are compiled with the sanitizers too;
 #  2. the C kernel parity tests (tests/c/test_kernels.c when the tree has it; test_neon.c on
-#     aarch64) built from the C sources with the sanitizers (leak checking on) and run.
+#     aarch64) built from the C sources with the sanitizers (leak checking on) and run;
+#  3. tests/c/test_api_threads.c under ThreadSanitizer.
 # Any sanitizer report fails. Needs gcc (libasan, libubsan) and a Python with the test
 # requirements ($PYTHON, default python).
 #   Usage: .ci/sanitizers.sh [--quick] [--dir DIR]
@@ -52,5 +53,17 @@ if [ ${#ctests[@]} -gt 0 ]; then
     done
 else
     echo "-- tests/c/test_kernels.c is not in this tree yet: skipped"
+fi
+if [ -f "$src/tests/c/test_api_threads.c" ]; then
+    echo "-- tests/c/test_api_threads.c under ThreadSanitizer (first use, set_isa, every operator)"
+    . "$here/clib.sh"
+    cc="$QSIMD_ASAN_CC -fsanitize=thread -g -O1"
+    build_qsimd_lib "$cc" "$dir/tsanlib" "$src"
+    $cc -std=c99 -Wall -Wextra -Werror -I"$src/csrc/include" "$src/tests/c/test_api_threads.c" \
+        "$dir/tsanlib/libqsimd.a" -lm -pthread -o "$dir/test_api_threads"
+    for env_isa in "" scalar no-such-isa; do   # the lazy choice, forced, and its error path
+        QSIMD_ISA=$env_isa TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+            "$dir/test_api_threads"
+    done
 fi
 echo "-- sanitizers: done in $(( $(date +%s) - start )) s"
