@@ -398,7 +398,8 @@ def get_library_dir() -> str:
 
 def set_num_threads(n: int) -> None:
     """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
-    num_threads=. Safe to call at any time from any thread."""
+    num_threads=. Safe to call at any time from any thread, also while operations run (a
+    call in progress keeps the count it started with); results never depend on it."""
     _core.set_num_threads(_threads(n))
 
 
@@ -424,7 +425,11 @@ def get_isa() -> str:
 
 def set_isa(name=None) -> None:
     """Force an instruction set for the whole process ("scalar", "sse41", "avx2", "avx512",
-    "neon"); None or "auto" picks the best one again. ValueError if it cannot run here."""
+    "neon"); None or "auto" picks the best one again. ValueError if it cannot run here.
+
+    Safe to call at any time from any thread, also while other threads run operations: a
+    call in progress finishes on the instruction set it started with, and every instruction
+    set gives bit-identical results."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string or None, got {type(name).__name__}")
     if name is not None and (not name.isascii() or "\0" in name):
