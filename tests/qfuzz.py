@@ -411,7 +411,7 @@ def _break(r, g, case, kind):
             else:
                 shp = r.choice([(1,) * 70, 5, "ab", None, (1.5,), ((2,),)])
             args[0] = qsimd.PackedTensor(d, spec, shp)
-            case.huge = m == "shape-huge"
+            case.huge = case.huge or m == "shape-huge"
         else:
             args[0] = r.choice(GARBAGE)
     elif what == "scale":
