@@ -5,6 +5,7 @@ by whole-array NumPy operations).
 """
 from __future__ import annotations
 
+import math
 import operator
 import os
 from typing import NamedTuple
@@ -58,7 +59,21 @@ def _python_ints(value, code: int, argname: str) -> np.ndarray:
     return a.astype(CODE_TO_DTYPE[code], order="C")   # keeps 0-d inputs 0-d
 
 
-def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarray, int]:
+def _param_limit(shape) -> int:
+    """The most scale / zero-point entries any layout of an x of this shape can use
+    (per-tensor 1, per-axis a dimension, blocked at most x's element count)."""
+    return max([1, math.prod(shape)] + list(shape))
+
+
+def _check_size(a: np.ndarray, argname: str, limit) -> None:
+    # before any copy: a broadcast view of absurd size is refused, not materialised
+    if limit is not None and a.size > limit:
+        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
+                         f"({limit})")
+
+
+def _float_input(value, argname: str, codes, ints_exact: bool,
+                 limit=None) -> tuple[np.ndarray, int]:
     """x or scale: an ndarray keeps its dtype (which must be supported); Python data
     (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
     (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
@@ -74,10 +89,11 @@ def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarr
     if code not in codes:
         hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
         raise TypeError(f"{argname} must be {_names(codes)}, got {a.dtype}{hint}")
+    _check_size(a, argname, limit)
     return _native(a), code
 
 
-def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
+def _int_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
     """x or zero point of an integer type. Python data takes the type `code_hint`."""
     if not isinstance(value, np.ndarray):
         a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
@@ -88,6 +104,7 @@ def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
     if code not in codes:
         raise TypeError(f"{argname} must have a quantized integer type ({_names(codes)}), "
                         f"got {value.dtype}")
+    _check_size(value, argname, limit)
     return _native(value), code
 
 
@@ -187,7 +204,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         if y is not None:
             return y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
-    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
+    limit = _param_limit(x.shape)
+    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
     ot = None
     if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
@@ -198,7 +216,7 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     if zero_point is not None:
         zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,
                                     tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
-                                    else INT_OUTPUT_CODES)
+                                    else INT_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
     yt = ot or zt or 2
@@ -297,10 +315,11 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
 
 def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
                 num_threads):
-    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
+    limit = _param_limit(like.shape)
+    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE))
+        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
     if output_dtype is None or (isinstance(output_dtype, (int, np.integer))

@@ -63,3 +63,20 @@ def test_set_isa_names_that_c_cannot_see(name):
         qsimd.set_isa(name)
     assert repr(name) in str(e.value)
     assert qsimd.get_isa() == before
+
+
+@pytest.mark.parametrize("fn,x", [(Q, np.ones((2, 3), np.float32)), (D, np.zeros((2, 3), np.uint8))])
+def test_absurd_broadcast_parameters_are_refused_before_any_copy(fn, x):
+    # used to materialise the view (4 GiB and ~10 s for 2**30 float32) before the shape check
+    import time
+    huge_s = np.broadcast_to(np.float32(1), (2**31,))
+    huge_z = np.broadcast_to(np.zeros((), x.dtype if fn is D else np.uint8), (2**40,))
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="scale has 2147483648 elements, more than any layout"):
+        fn(x, huge_s, axis=0)
+    with pytest.raises(ValueError, match="zero_point has 1099511627776 elements"):
+        fn(x, np.ones(2, np.float32), huge_z, axis=0)
+    assert time.perf_counter() - t < 1.0
+    # the limit is the largest legitimate layout: per-axis on the longest axis still works
+    assert fn(x, np.ones(3, np.float32), axis=1).shape == (2, 3)
+    assert fn(x[:, :0], np.ones(2, np.float32), axis=0).shape == (2, 0)
