@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <pthread.h>
+#endif
+
 #include "qsimd.h"
 #include "cpu.h"
 #include "dispatch.h"
@@ -44,7 +50,7 @@ static const char *const isa_names[] = {
     NULL};
 
 static const qk_table *active = NULL;
-static char env_error[160];   /* written once, before `active` is published */
+static char env_error[160];   /* written once, by init_from_env() */
 
 const char *const *qsimd_isa_names(void) { return isa_names; }
 
@@ -99,12 +105,13 @@ static int choose(const char *name, const qk_table **out, qsimd_error *err)
     return QSIMD_OK;
 }
 
-const qk_table *qk_active(void)
+/* First use: QSIMD_ISA forces a tier; an unusable value falls back to the best tier and is
+ * reported by qsimd_env_isa_error() (the Python module raises it at import). Run exactly
+ * once: concurrent first calls must not write env_error together, and a qsimd_set_isa()
+ * made meanwhile must not be overwritten by this default. */
+static void init_from_env(void)
 {
-    const qk_table *t = QSIMD_LOAD_PTR(active);
-    if (t) return t;
-    /* first use: QSIMD_ISA forces a tier; an unusable value falls back to the best tier and
-     * is reported by qsimd_env_isa_error() (the Python module raises it at import) */
+    const qk_table *t = NULL;
     qsimd_error err;
     const char *env = getenv("QSIMD_ISA");
     if (env && env[0] && choose(env, &t, &err) != QSIMD_OK) {
@@ -114,12 +121,33 @@ const qk_table *qk_active(void)
         t = best();
     }
     QSIMD_STORE_PTR(active, t);
-    return t;
+}
+
+#if defined(_WIN32)
+static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
+static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *context)
+{
+    (void)once; (void)param; (void)context;
+    init_from_env();
+    return TRUE;
+}
+static void ensure_init(void) { InitOnceExecuteOnce(&init_once, init_cb, NULL, NULL); }
+#else
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void ensure_init(void) { pthread_once(&init_once, init_from_env); }
+#endif
+
+const qk_table *qk_active(void)
+{
+    const qk_table *t = QSIMD_LOAD_PTR(active);
+    if (t) return t;
+    ensure_init();
+    return QSIMD_LOAD_PTR(active);
 }
 
 const char *qsimd_env_isa_error(void)
 {
-    qk_active();
+    ensure_init();   /* env_error is complete once this returns */
     return env_error[0] ? env_error : NULL;
 }
 
@@ -129,7 +157,10 @@ int qsimd_set_isa(const char *name, qsimd_error *err)
 {
     const qk_table *t;
     int rc = choose(name, &t, err);
-    if (rc == QSIMD_OK) QSIMD_STORE_PTR(active, t);
+    if (rc == QSIMD_OK) {
+        ensure_init();   /* the lazy default can no longer replace this choice */
+        QSIMD_STORE_PTR(active, t);
+    }
     return rc;
 }
 

@@ -5,6 +5,7 @@ by whole-array NumPy operations).
 """
 from __future__ import annotations
 
+import math
 import operator
 import os
 from typing import NamedTuple
@@ -49,7 +50,8 @@ def _native(a: np.ndarray) -> np.ndarray:
 def _python_ints(value, code: int, argname: str) -> np.ndarray:
     """Python integers (or integer arrays) -> array of ONNX type `code`, range-checked."""
     a = np.asarray(value)
-    if a.dtype.kind not in "iu" or a.dtype == np.bool_:
+    empty_list = a.size == 0 and a.dtype == np.float64   # NumPy's type for [] and [[], []]
+    if (a.dtype.kind not in "iu" or a.dtype == np.bool_) and not empty_list:
         raise TypeError(f"{argname} must hold integers for type {name_of(code)}, got {a.dtype}")
     lo, hi = INT_RANGE[code]
     if a.size and (int(a.min()) < lo or int(a.max()) > hi):
@@ -57,7 +59,21 @@ def _python_ints(value, code: int, argname: str) -> np.ndarray:
     return a.astype(CODE_TO_DTYPE[code], order="C")   # keeps 0-d inputs 0-d
 
 
-def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarray, int]:
+def _param_limit(shape) -> int:
+    """The most scale / zero-point entries any layout of an x of this shape can use
+    (per-tensor 1, per-axis a dimension, blocked at most x's element count)."""
+    return max([1, math.prod(shape)] + list(shape))
+
+
+def _check_size(a: np.ndarray, argname: str, limit) -> None:
+    # before any copy: a broadcast view of absurd size is refused, not materialised
+    if limit is not None and a.size > limit:
+        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
+                         f"({limit})")
+
+
+def _float_input(value, argname: str, codes, ints_exact: bool,
+                 limit=None) -> tuple[np.ndarray, int]:
     """x or scale: an ndarray keeps its dtype (which must be supported); Python data
     (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
     (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
@@ -73,10 +89,11 @@ def _float_input(value, argname: str, codes, ints_exact: bool) -> tuple[np.ndarr
     if code not in codes:
         hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
         raise TypeError(f"{argname} must be {_names(codes)}, got {a.dtype}{hint}")
+    _check_size(a, argname, limit)
     return _native(a), code
 
 
-def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
+def _int_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
     """x or zero point of an integer type. Python data takes the type `code_hint`."""
     if not isinstance(value, np.ndarray):
         a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
@@ -87,6 +104,7 @@ def _int_array(value, argname: str, code_hint, codes) -> tuple[np.ndarray, int]:
     if code not in codes:
         raise TypeError(f"{argname} must have a quantized integer type ({_names(codes)}), "
                         f"got {value.dtype}")
+    _check_size(value, argname, limit)
     return _native(value), code
 
 
@@ -104,6 +122,15 @@ def _index(value, argname: str) -> int:
         raise TypeError(f"{argname} must be an integer, got {type(value).__name__}") from None
 
 
+def _attr64(value, argname: str) -> int:
+    """axis / block_size: an integer that fits the int64 ONNX attribute (beyond it the C call
+    would raise OverflowError, which callers do not expect)."""
+    v = _index(value, argname)
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"{argname} {v} is out of range (ONNX attributes are int64)")
+    return v
+
+
 def _flag(value, argname: str) -> bool:
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
         return bool(value)
@@ -112,18 +139,19 @@ def _flag(value, argname: str) -> bool:
 
 def _output(out, shape, dtype, inputs):
     """The array the C core writes into, and the caller's `out` to copy to afterwards
-    (when `out` is strided or overlaps an input), or None."""
+    (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
+    core never sees overlapping buffers: its API does not allow them."""
     if out is None:
         return np.empty(shape, dtype), None
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.dtype != dtype:
+    if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
         raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
     if out.shape != tuple(shape):
         raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    if out.flags.c_contiguous and out.flags.aligned and not any(
+    if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if a is not None):
         return out, None
     return np.empty(shape, dtype), out
@@ -132,7 +160,7 @@ def _output(out, shape, dtype, inputs):
 def _finish(y, out):
     if out is None:
         return y
-    np.copyto(out, y, casting="no")
+    np.copyto(out, y, casting="equiv")   # "equiv": only a byte-order change is allowed
     return out
 
 
@@ -157,9 +185,17 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     ml_dtypes dtype, a name or an ONNX TensorProto code.
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
     packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
-    out: an array of exactly the result's shape and dtype to write into.
+    out: an array of exactly the result's shape and dtype to write into (any layout; a
+    big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
+    zero_point, partly or exactly (in place): the result is then computed into a temporary
+    and copied into `out`, so it always equals the non-overlapping call.
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
+
+    Inputs in any byte order and layout are read by value (big-endian arrays are converted).
+    Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
+    `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
+    released and calls from many threads run concurrently.
     """
     if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
             and output_dtype is None and precision is None and packed is False
@@ -168,15 +204,19 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         if y is not None:
             return y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
-    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False)
+    limit = _param_limit(x.shape)
+    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
     ot = None
     if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
+        if ot not in INT_OUTPUT_CODES:   # before a Python zero point is converted to it
+            raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
+                            f"(supported: {_names(INT_OUTPUT_CODES)})")
     zt = None
     if zero_point is not None:
         zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,
                                     tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
-                                    else INT_OUTPUT_CODES)
+                                    else INT_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
     yt = ot or zt or 2
@@ -190,8 +230,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         prec = resolve(precision, "precision")
         if prec not in FLOAT_OUT_CODES:
             raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
-    axis = _index(axis, "axis")
-    block_size = _index(block_size, "block_size")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
     packed = _flag(packed, "packed")
     if packed and yt not in SUBBYTE_BITS:
         raise ValueError(f"packed=True needs a 4- or 2-bit output type, not {name_of(yt)}")
@@ -251,6 +291,10 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2 (ml_dtypes arrays), or
     uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
     The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
+    x may also be a PackedTensor (ONNX raw 4/2-bit bytes), read without unpacking.
+    out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
+    packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
+    call).
     """
     if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
             and output_dtype is None and num_threads is None):
@@ -271,10 +315,11 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
 
 def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
                 num_threads):
-    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
+    limit = _param_limit(like.shape)
+    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE))
+        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
     if output_dtype is None or (isinstance(output_dtype, (int, np.integer))
@@ -284,8 +329,8 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
         yt = resolve(output_dtype, "output_dtype")
     if yt not in FLOAT_OUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16 or bfloat16, got {name_of(yt)}")
-    axis = _index(axis, "axis")
-    block_size = _index(block_size, "block_size")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
     y, user_out = _output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
     threads = _threads(num_threads)
     _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,
@@ -372,7 +417,8 @@ def get_library_dir() -> str:
 
 def set_num_threads(n: int) -> None:
     """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
-    num_threads=. Safe to call at any time from any thread."""
+    num_threads=. Safe to call at any time from any thread, also while operations run (a
+    call in progress keeps the count it started with); results never depend on it."""
     _core.set_num_threads(_threads(n))
 
 
@@ -398,7 +444,14 @@ def get_isa() -> str:
 
 def set_isa(name=None) -> None:
     """Force an instruction set for the whole process ("scalar", "sse41", "avx2", "avx512",
-    "neon"); None or "auto" picks the best one again. ValueError if it cannot run here."""
+    "neon"); None or "auto" picks the best one again. ValueError if it cannot run here.
+
+    Safe to call at any time from any thread, also while other threads run operations: a
+    call in progress finishes on the instruction set it started with, and every instruction
+    set gives bit-identical results."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string or None, got {type(name).__name__}")
+    if name is not None and (not name.isascii() or "\0" in name):
+        # the C call would stop at a NUL ("a\0b" reported as 'a') or fail to encode
+        raise ValueError(f"unknown instruction set {name!r} (known: {', '.join(_core.isa_names())})")
     _core.set_isa(None if name in (None, "", "auto") else name)

@@ -1,9 +1,12 @@
 /* qsimd: exact ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear in C.
  *
  * Python-free C99 API. All tensors are dense and C-contiguous (row-major); the library never
- * allocates or frees the caller's buffers. Every function is thread-safe: the only global
- * state is the instruction-set choice, made once (thread-safely) on first use and changeable
- * with qsimd_set_isa(), which is process-wide.
+ * allocates or frees the caller's buffers. y must not overlap x, scale or zero_point (the
+ * Python layer computes into a temporary when `out=` overlaps an input). Every function is
+ * thread-safe: the only global state is the instruction-set choice, made once (thread-safely)
+ * on first use and changeable with qsimd_set_isa(), and the default thread count; both are
+ * process-wide and may be changed while other threads run operations (a call in progress
+ * keeps the kernels and thread count it started with, and results never depend on them).
  *
  * Numeric behaviour: bit-identical to the ONNX reference where that is defined, and to
  * qsimd's CONTRACT.md elsewhere (saturation by value, NaN -> qmin, exact integer
@@ -83,7 +86,8 @@ typedef struct qsimd_tensor {
     void *data;
     int32_t dtype;          /* qsimd_dtype */
     int32_t ndim;           /* 0 .. QSIMD_MAX_DIMS */
-    const int64_t *shape;   /* ndim entries, each >= 0; may be NULL when ndim == 0 */
+    const int64_t *shape;   /* ndim entries, each >= 0; may be NULL when ndim == 0 (else
+                               QSIMD_ERR_VALUE) */
     int32_t packed;
 } qsimd_tensor;
 

@@ -82,6 +82,9 @@ int qs_count(const qsimd_tensor *t, const char *name, size_t *n, qsimd_error *er
     if (t->ndim < 0 || t->ndim > QSIMD_MAX_DIMS)
         return qs_fail(err, QSIMD_ERR_VALUE, "%s: rank must be between 0 and %d, got %d", name,
                        QSIMD_MAX_DIMS, (int)t->ndim);
+    if (t->ndim > 0 && !t->shape)
+        return qs_fail(err, QSIMD_ERR_VALUE, "%s: shape is NULL but the rank is %d", name,
+                       (int)t->ndim);
     size_t c = 1;
     int zero = 0;
     for (int i = 0; i < t->ndim; i++) {

@@ -1,0 +1,60 @@
+# Sourced by the CI scripts: the ASan + UBSan build of the Python extension, in a copy of
+# the working tree so the normal (in-place or installed) build is never touched.
+#   asan_build DIR   copy the tree to DIR/src and build it there, unless DIR/src already
+#                    holds a sanitized build (robustness.sh builds once for every step)
+#   run_asan CMD...  run CMD in DIR/src with the ASan runtime preloaded into Python
+# Needs: $PY (python with the build requirements), gcc with libasan/libubsan.
+QSIMD_ASAN_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# Python leaks by design at exit: leak checking off. A huge request must come back as NULL
+# (MemoryError), not abort. Any other report aborts the process (and fails the step).
+export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+asan_build() {
+    QSIMD_ASAN_DIR=$1
+    local root so
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    QSIMD_ASAN_CC=${CC_SAN:-gcc}
+    QSIMD_ASAN_RT=$($QSIMD_ASAN_CC -print-file-name=libasan.so)
+    [ -f "$QSIMD_ASAN_RT" ] || { echo "no libasan.so for $QSIMD_ASAN_CC" >&2; return 1; }
+    # C programs the tests compile (CC) get the same instrumentation
+    if [ -f "$QSIMD_ASAN_DIR/built" ]; then return 0; fi
+    mkdir -p "$QSIMD_ASAN_DIR/bin"
+    # Tools the tests start must not inherit the ASan runtime preloaded for Python: it makes
+    # the compiler and cmake several times slower (and they are not what is under test).
+    printf '#!/bin/sh\nexec env -u LD_PRELOAD %s %s "$@"\n' "$QSIMD_ASAN_CC" "$QSIMD_ASAN_SAN" \
+        > "$QSIMD_ASAN_DIR/cc-san"
+    if command -v cmake >/dev/null; then
+        printf '#!/bin/sh\nexec env -u LD_PRELOAD %s "$@"\n' "$(command -v cmake)" \
+            > "$QSIMD_ASAN_DIR/bin/cmake"
+    fi
+    chmod +x "$QSIMD_ASAN_DIR/cc-san" "$QSIMD_ASAN_DIR"/bin/*
+    rm -rf "$QSIMD_ASAN_DIR/src" && mkdir -p "$QSIMD_ASAN_DIR/src"
+    # tracked and untracked files, not ignored ones (no build products)
+    (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) \
+        | (cd "$QSIMD_ASAN_DIR/src" && tar -xf -)
+    echo "-- build: ASan + UBSan ($QSIMD_ASAN_CC) in $QSIMD_ASAN_DIR/src"
+    if ! (cd "$QSIMD_ASAN_DIR/src" && CC=$QSIMD_ASAN_CC QSIMD_SANITIZE=address,undefined \
+            CFLAGS="-fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1" \
+            "$PY" setup.py -q build_ext --inplace >"$QSIMD_ASAN_DIR/build.log" 2>&1); then
+        cat "$QSIMD_ASAN_DIR/build.log"
+        return 1
+    fi
+    # a silently uninstrumented build would pass everything: check it is instrumented
+    so=$(ls "$QSIMD_ASAN_DIR"/src/qsimd/_core*.so)
+    nm -D "$so" > "$QSIMD_ASAN_DIR/symbols"   # not piped into grep -q: SIGPIPE + pipefail
+    if ! grep -q __asan_report "$QSIMD_ASAN_DIR/symbols" ||
+            ! grep -q __ubsan_handle "$QSIMD_ASAN_DIR/symbols"; then
+        echo "the sanitized build has no ASan/UBSan instrumentation" >&2
+        return 1
+    fi
+    touch "$QSIMD_ASAN_DIR/built"
+}
+
+run_asan() {
+    (cd "$QSIMD_ASAN_DIR/src" && LD_PRELOAD="$QSIMD_ASAN_RT" CC="$QSIMD_ASAN_DIR/cc-san" \
+        PYTHONPATH="$QSIMD_ASAN_DIR/src" QSIMD_UNDER_ASAN=1 PATH="$QSIMD_ASAN_DIR/bin:$PATH" "$@")
+}
+
+# ASan warns on every refused huge allocation (the MemoryError cases, as intended): noise.
+asan_filter() { grep --line-buffered -v "WARNING: AddressSanitizer failed to allocate" || true; }

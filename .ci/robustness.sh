@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Robustness checks in one entry point (about 4-5 minutes on 2 cores), two lanes in parallel:
+#   lane A: .ci/sanitizers.sh  ASan+UBSan build, the whole pytest suite on every ISA under it,
+#                              tests/c/test_kernels.c when present
+#           .ci/fuzz.sh        Python API fuzz campaign, first half, under ASan+UBSan
+#   lane B: .ci/fuzz.sh        libFuzzer on the C API (60 s)
+#           .ci/leaks.sh       1M small calls with flat memory; valgrind memcheck on a subset
+#           .ci/fuzz.sh        Python API fuzz campaign, second half, under ASan+UBSan
+# Exits non-zero if any step fails. Works on a fresh Debian 12 as root: installs the compilers
+# and tools with apt, and the Python requirements into a venv, when they are missing. Uses
+# $PYTHON (or the active python) when it has the test requirements.
+# Sizes: QSIMD_FUZZ_CALLS (200000), QSIMD_LIBFUZZER_SECONDS (60), QSIMD_LEAK_CALLS (1000000),
+# QSIMD_VALGRIND_CALLS (400 per ISA); QSIMD_SAN_QUICK=1 runs the sanitized suite with fewer
+# hypothesis examples.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+cd "$root"
+start=$(date +%s)
+calls=${QSIMD_FUZZ_CALLS:-200000}
+lf_seconds=${QSIMD_LIBFUZZER_SECONDS:-60}
+leak_calls=${QSIMD_LEAK_CALLS:-1000000}
+vg_calls=${QSIMD_VALGRIND_CALLS:-400}
+work=$(mktemp -d)
+lane_b_pid=""
+cleanup() {
+    if [ -n "$lane_b_pid" ]; then kill "$lane_b_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== robustness: tools"
+need=()
+command -v gcc >/dev/null || need+=(gcc g++ make)
+command -v clang >/dev/null || need+=(clang)
+command -v valgrind >/dev/null || need+=(valgrind)
+command -v git >/dev/null || need+=(git)
+command -v nm >/dev/null || need+=(binutils)
+# libFuzzer and the sanitizer runtimes of clang
+clang_rt=$( (clang -print-resource-dir 2>/dev/null || true) )
+if [ -z "$clang_rt" ] || ! ls "$clang_rt"/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then
+    ver=$( (clang --version 2>/dev/null || echo "version 14.") | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -1)
+    need+=("libclang-rt-${ver:-14}-dev")
+fi
+PY=${PYTHON:-$(command -v python || command -v python3 || true)}
+py_ok() { [ -n "$1" ] && "$1" -c "import numpy, ml_dtypes, onnx, hypothesis, pytest, Cython, setuptools" 2>/dev/null; }
+if ! py_ok "$PY"; then
+    command -v python3 >/dev/null || need+=(python3)
+    python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
+fi
+py_inc=$( ("${PY:-python3}" -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null) || true)
+[ -f "$py_inc/Python.h" ] || need+=(python3-dev)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "-- apt-get install ${need[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if ! py_ok "$PY"; then
+    echo "-- venv with the build and test requirements"
+    python3 -m venv "$work/venv"
+    PY="$work/venv/bin/python"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q "Cython>=3.0" "numpy>=2.0" setuptools \
+        wheel "ml_dtypes>=0.5" "pytest>=7" "onnx>=1.18" "hypothesis>=6"
+fi
+export PYTHON=$PY
+echo "   python: $PY ($("$PY" --version 2>&1)); gcc $(gcc -dumpversion); $(clang --version | head -1)"
+
+half=$(( calls / 2 ))
+seed=${QSIMD_FUZZ_SEED:-$(( $(date +%s) % 100000 ))}
+
+# lane B in the background, its output kept for the end
+lane_b() {
+    local rc=0
+    timeout 200 bash "$here/fuzz.sh" --seconds "$lf_seconds" --calls 0 --dir "$work" || { echo "FAILED: libFuzzer"; rc=1; }
+    timeout 300 bash "$here/leaks.sh" --calls "$leak_calls" --vg-calls "$vg_calls" --dir "$work" || { echo "FAILED: leaks"; rc=1; }
+    for _ in $(seq 600); do [ -f "$work/asan/built" ] || [ -f "$work/lane_a_done" ] && break; sleep 1; done
+    timeout 300 bash "$here/fuzz.sh" --seconds 0 --calls $(( calls - half )) --seed $(( seed + 1 )) --dir "$work" \
+        || { echo "FAILED: Python API fuzz (second half)"; rc=1; }
+    return $rc
+}
+lane_b >"$work/lane_b.log" 2>&1 &
+lane_b_pid=$!
+
+failed=()
+echo "== robustness lane A: sanitizers, Python API fuzz (first half)"
+sq=(); [ "${QSIMD_SAN_QUICK:-0}" = 1 ] && sq=(--quick)
+timeout 420 bash "$here/sanitizers.sh" "${sq[@]}" --dir "$work" || failed+=("sanitizers")
+touch "$work/lane_a_done"
+if [ -f "$work/asan/built" ]; then
+    timeout 300 bash "$here/fuzz.sh" --seconds 0 --calls "$half" --seed "$seed" --dir "$work" \
+        || failed+=("Python API fuzz (first half)")
+fi
+
+echo "== robustness lane B: libFuzzer, leaks, valgrind, Python API fuzz (second half)"
+lane_b_rc=0
+wait "$lane_b_pid" || lane_b_rc=$?
+lane_b_pid=""
+cat "$work/lane_b.log"
+[ "$lane_b_rc" = 0 ] || failed+=($(sed -n 's/^FAILED: //p' "$work/lane_b.log" | tr ' ' '_'))
+
+took=$(( $(date +%s) - start ))
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "== robustness: FAILED (${failed[*]}) after $took s"
+    exit 1
+fi
+echo "== robustness: sanitizers, fuzzing ($calls Python calls, ${lf_seconds} s libFuzzer), leaks and valgrind all passed in $took s"

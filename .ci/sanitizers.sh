@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer:
+#  1. the extension built with ASan+UBSan in a copy of the tree (the normal build is not
+#     touched) and the WHOLE pytest suite run under it, on every ISA (the `isa` fixture); the
+#     C API tests' programs are compiled with the sanitizers too;
+#  2. the C kernel parity tests (tests/c/test_kernels.c when the tree has it; test_neon.c on
+#     aarch64) built from the C sources with the sanitizers (leak checking on) and run;
+#  3. tests/c/test_api_threads.c under ThreadSanitizer.
+# Any sanitizer report fails. Needs gcc (libasan, libubsan) and a Python with the test
+# requirements ($PYTHON, default python).
+#   Usage: .ci/sanitizers.sh [--quick] [--dir DIR]
+#   --quick  QSIMD_TEST_QUICK=1: the same tests with fewer hypothesis examples
+#   --dir    build in (or reuse the sanitized build in) DIR instead of a temporary one
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+quick=0 dir=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1; shift ;;
+        --dir) dir=$2; shift 2 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+PY=${PYTHON:-python}
+if [ -z "$dir" ]; then dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT; fi
+start=$(date +%s)
+. "$here/asan.sh"
+asan_build "$dir/asan"
+
+run_asan "$PY" -c "import qsimd; f = qsimd._core.__file__; assert f.startswith('$dir'), f; \
+print('   sanitized module:', f, '- ISAs', qsimd.available_isas())"
+
+echo "-- pytest under ASan + UBSan (every ISA)"
+if [ "$quick" = 1 ]; then export QSIMD_TEST_QUICK=1; fi
+run_asan "$PY" -m pytest -q -p no:cacheprovider --durations=5 tests 2>&1 | asan_filter
+
+src="$dir/asan/src"
+# the C kernel parity tests that apply to this machine
+ctests=()
+[ -f "$src/tests/c/test_kernels.c" ] && ctests+=(test_kernels)
+case "$(uname -m)" in aarch64|arm64) [ -f "$src/tests/c/test_neon.c" ] && ctests+=(test_neon) ;; esac
+if [ ${#ctests[@]} -gt 0 ]; then
+    . "$here/clib.sh"
+    cc="$QSIMD_ASAN_CC $QSIMD_ASAN_SAN -g -O1"
+    build_qsimd_lib "$cc" "$dir/clib" "$src"
+    for t in "${ctests[@]}"; do
+        echo "-- tests/c/$t.c under ASan + UBSan (leak checking on)"
+        # shellcheck disable=SC2086
+        $cc -std=c99 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE $QSIMD_LIB_DEFS \
+            -I"$src/csrc/include" -I"$src/csrc" -I"$src/csrc/kernels" "$src/tests/c/$t.c" \
+            "$dir/clib/libqsimd.a" -lm -pthread -o "$dir/$t"
+        (cd "$src" && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 "$dir/$t")
+    done
+else
+    echo "-- tests/c/test_kernels.c is not in this tree yet: skipped"
+fi
+if [ -f "$src/tests/c/test_api_threads.c" ]; then
+    echo "-- tests/c/test_api_threads.c under ThreadSanitizer (first use, set_isa, every operator)"
+    . "$here/clib.sh"
+    cc="$QSIMD_ASAN_CC -fsanitize=thread -g -O1"
+    build_qsimd_lib "$cc" "$dir/tsanlib" "$src"
+    $cc -std=c99 -Wall -Wextra -Werror -I"$src/csrc/include" "$src/tests/c/test_api_threads.c" \
+        "$dir/tsanlib/libqsimd.a" -lm -pthread -o "$dir/test_api_threads"
+    for env_isa in "" scalar no-such-isa; do   # the lazy choice, forced, and its error path
+        QSIMD_ISA=$env_isa TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+            "$dir/test_api_threads"
+    done
+fi
+echo "-- sanitizers: done in $(( $(date +%s) - start )) s"
