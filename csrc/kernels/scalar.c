@@ -46,7 +46,7 @@ static inline float quot_f(int xk, int qk, const void *x, size_t i, float s)
     return v / s;
 }
 
-static void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
+static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
                       const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
@@ -77,7 +77,7 @@ static void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
 
 /* int32 / uint32: clamp in double, where qmax - zp (up to 2^33) is exact, so 2^31 never
  * wraps; the integer is formed only after the clamp. */
-static void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
+static inline void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
@@ -110,7 +110,7 @@ static inline int fp_format(int yk)
  * float4 adds the zero point in float as the reference does (in double for a double
  * quotient); f16/bf16 add it in float32 (AMD Quark's kernel); every result reaches its
  * type through float32, as ml_dtypes converts a double. */
-static void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
+static inline void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
@@ -140,12 +140,20 @@ static void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n
     }
 }
 
-void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
-                     const qk_qparams *p)
+/* Inlined into each table entry below with constant kinds, so the per-element switches
+ * fold away; qk_quant_scalar is the same code for run-time kinds (SIMD tails). */
+static inline void quant_any(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                             const qk_qparams *p)
 {
     if (yk <= QK_Y_P2) quant_int(xk, qk, yk, x, y, n, p);
     else if (yk == QK_Y_B32) quant_b32(xk, qk, x, y, n, p);
     else quant_float(xk, qk, yk, x, y, n, p);
+}
+
+void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                     const qk_qparams *p)
+{
+    quant_any(xk, qk, yk, x, y, n, p);
 }
 
 static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparams *p)
@@ -187,7 +195,8 @@ static inline float load_float_in(int dk, const void *x, size_t i, const qk_dpar
     }
 }
 
-void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+static inline void dequant_any(int dk, int ok, const void *x, void *y, size_t n,
+                               const qk_dparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
     int is_float = dk >= QK_D_E4M3FN;
@@ -217,6 +226,11 @@ void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const q
     }
 }
 
+void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    dequant_any(dk, ok, x, y, n, p);
+}
+
 static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
 {
     float lo = INFINITY, hi = -INFINITY;
@@ -232,7 +246,7 @@ static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
 /* One named function per table entry, generated from the generic loops above. */
 #define QK_QFN(xk, qk, yk) \
     static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qk_quant_scalar(xk, qk, yk, x, y, n, p); }
+    { quant_any(xk, qk, yk, x, y, n, p); }
 #define QK_QFN_Y(xk, qk) QK_QFN(xk, qk, QK_Y_B8) QK_QFN(xk, qk, QK_Y_B16) \
     QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2) QK_QFN(xk, qk, QK_Y_E4M3FN) \
     QK_QFN(xk, qk, QK_Y_E4M3FNUZ) QK_QFN(xk, qk, QK_Y_E5M2) QK_QFN(xk, qk, QK_Y_E5M2FNUZ) \
@@ -247,7 +261,7 @@ QK_QFN_Q(QK_X_I32)
 
 #define QK_DFN(dk, ok) \
     static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { qk_dequant_scalar(dk, ok, x, y, n, p); }
+    { dequant_any(dk, ok, x, y, n, p); }
 #define QK_DFN_O(dk) QK_DFN(dk, QK_O_F32) QK_DFN(dk, QK_O_F16) QK_DFN(dk, QK_O_BF16) \
     QK_DFN(dk, QK_O_E8M0)
 QK_DFN_O(QK_D_B8)
