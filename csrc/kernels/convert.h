@@ -9,6 +9,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* For the per-element helpers that must fold their constant format arguments. */
+#if defined(__GNUC__) || defined(__clang__)
+#define QK_ALWAYS_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define QK_ALWAYS_INLINE static __forceinline
+#else
+#define QK_ALWAYS_INLINE static inline
+#endif
+
 static inline uint32_t qk_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float qk_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
@@ -87,12 +96,12 @@ static inline double qk_rint_small64(double v)   /* |v| < 2^51 */
  * float32 input against it. Integer arithmetic only, so no FPU mode can change a result. */
 enum { QK_FP_E4M3FN, QK_FP_E4M3FNUZ, QK_FP_E5M2, QK_FP_E5M2FNUZ, QK_FP_E2M1 };
 
-static inline unsigned qk_fp_man(int fmt)   /* mantissa bits */
+QK_ALWAYS_INLINE unsigned qk_fp_man(int fmt)   /* mantissa bits */
 {
     return fmt == QK_FP_E2M1 ? 1u : (fmt == QK_FP_E5M2 || fmt == QK_FP_E5M2FNUZ) ? 2u : 3u;
 }
 
-static inline int qk_fp_bias(int fmt)
+QK_ALWAYS_INLINE int qk_fp_bias(int fmt)
 {
     switch (fmt) {
     case QK_FP_E4M3FN: return 7;
@@ -103,7 +112,7 @@ static inline int qk_fp_bias(int fmt)
     }
 }
 
-static inline uint32_t qk_fp_maxcode(int fmt)   /* largest finite magnitude code */
+QK_ALWAYS_INLINE uint32_t qk_fp_maxcode(int fmt)   /* largest finite magnitude code */
 {
     switch (fmt) {
     case QK_FP_E4M3FN: return 0x7e;   /* 448; 0x7f is NaN */
@@ -117,7 +126,7 @@ static inline uint32_t qk_fp_maxcode(int fmt)   /* largest finite magnitude code
  * (float4 always saturates: it has no inf or NaN); otherwise overflow of the ROUNDED value
  * gives inf (e5m2) or NaN. NaN: e4m3fn 0x7f|sign, e5m2 0x7e|sign, fnuz 0x80, and float4
  * (no NaN) gives the zero of the OPPOSITE sign, as ml_dtypes does. fnuz has no -0. */
-static inline uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
+QK_ALWAYS_INLINE uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
 {
     uint32_t u = qk_f32_bits(f), a = u & 0x7fffffffu, neg = u >> 31, c;
     unsigned m = qk_fp_man(fmt);
@@ -161,26 +170,26 @@ static inline uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
 
 /* code -> float32, exact. NaN codes give the quiet NaN 0x7fc00000 with the code's sign
  * (fnuz: 0xffc00000, as ml_dtypes), inf codes give inf. Float4 reads the low nibble only. */
-static inline float qk_fp_to_f32(uint8_t code, int fmt)
+QK_ALWAYS_INLINE float qk_fp_to_f32(uint8_t code, int fmt)
 {
     unsigned m = qk_fp_man(fmt);
     int bias = qk_fp_bias(fmt);
     uint32_t c = fmt == QK_FP_E2M1 ? code & 0xfu : code;
     uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u, mag = c & (sbit - 1u);
     uint32_t sign = (c & sbit) ? 0x80000000u : 0u;
-    if (fmt == QK_FP_E4M3FNUZ || fmt == QK_FP_E5M2FNUZ) {
-        if (c == 0x80) return qk_bits_f32(0xffc00000u);
-    } else if (fmt == QK_FP_E4M3FN) {
-        if (mag == 0x7f) return qk_bits_f32(sign | 0x7fc00000u);
-    } else if (fmt == QK_FP_E5M2 && mag >= 0x7c) {
-        return qk_bits_f32(sign | (mag == 0x7c ? 0x7f800000u : 0x7fc00000u));
-    }
-    uint32_t e = mag >> m, man = mag & ((1u << m) - 1u);
-    if (e == 0) {   /* subnormal or zero: man * 2^(1 - bias - m), exact in float32 */
-        uint32_t unit = (uint32_t)(127 + 1 - bias - (int)m) << 23;
-        return qk_bits_f32(qk_f32_bits((float)man * qk_bits_f32(unit)) | sign);
-    }
-    return qk_bits_f32(sign | ((e + 127u - (uint32_t)bias) << 23) | (man << (23u - m)));
+    /* both forms, then a select: no data-dependent branch. Normal: rebias the exponent.
+     * Subnormal or zero: man * 2^(1 - bias - m), exact and computed on normal floats. */
+    uint32_t normal = sign | ((mag << (23u - m)) + ((uint32_t)(127 - bias) << 23));
+    uint32_t unit = (uint32_t)(127 + 1 - bias - (int)m) << 23;
+    uint32_t sub = sign | qk_f32_bits((float)(mag & ((1u << m) - 1u)) * qk_bits_f32(unit));
+    uint32_t r = (mag >> m) ? normal : sub;
+    if (fmt == QK_FP_E4M3FNUZ || fmt == QK_FP_E5M2FNUZ)
+        r = c == 0x80 ? 0xffc00000u : r;
+    else if (fmt == QK_FP_E4M3FN)
+        r = mag == 0x7f ? sign | 0x7fc00000u : r;
+    else if (fmt == QK_FP_E5M2)
+        r = mag >= 0x7c ? sign | (mag == 0x7c ? 0x7f800000u : 0x7fc00000u) : r;
+    return qk_bits_f32(r);
 }
 
 /* float8e8m0 (ml_dtypes float8_e8m0fnu): 2^(code - 127), 0xff is NaN. */

@@ -38,7 +38,7 @@ static inline void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparam
 }
 
 /* The quotient x[i] / scale in its precision (rule 1); QK_Q_F64 is handled by the callers. */
-static inline float quot_f(int xk, int qk, const void *x, size_t i, float s)
+QK_ALWAYS_INLINE float quot_f(int xk, int qk, const void *x, size_t i, float s)
 {
     float v = load_xf(xk, x, i);
     if (qk == QK_Q_F16) return qk_round_f16(qk_round_f16(v) / s);
@@ -77,7 +77,7 @@ static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, siz
 
 /* int32 / uint32: clamp in double, where qmax - zp (up to 2^33) is exact, so 2^31 never
  * wraps; the integer is formed only after the clamp. */
-static inline void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
+QK_ALWAYS_INLINE void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
@@ -95,7 +95,7 @@ static inline void quant_b32(int xk, int qk, const void *x, void *y, size_t n, c
     }
 }
 
-static inline int fp_format(int yk)
+QK_ALWAYS_INLINE int fp_format(int yk)
 {
     switch (yk) {
     case QK_Y_E4M3FN: return QK_FP_E4M3FN;
@@ -110,7 +110,7 @@ static inline int fp_format(int yk)
  * float4 adds the zero point in float as the reference does (in double for a double
  * quotient); f16/bf16 add it in float32 (AMD Quark's kernel); every result reaches its
  * type through float32, as ml_dtypes converts a double. */
-static inline void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
+QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
@@ -181,7 +181,7 @@ static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparam
 }
 
 /* x[i] as float32 for the float input kinds (exact for float8/float4). */
-static inline float load_float_in(int dk, const void *x, size_t i, const qk_dparams *p)
+QK_ALWAYS_INLINE float load_float_in(int dk, const void *x, size_t i, const qk_dparams *p)
 {
     switch (dk) {
     case QK_D_E4M3FN: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E4M3FN);
@@ -195,7 +195,7 @@ static inline float load_float_in(int dk, const void *x, size_t i, const qk_dpar
     }
 }
 
-static inline void dequant_any(int dk, int ok, const void *x, void *y, size_t n,
+QK_ALWAYS_INLINE void dequant_any(int dk, int ok, const void *x, void *y, size_t n,
                                const qk_dparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
