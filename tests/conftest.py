@@ -17,7 +17,17 @@ settings.register_profile(
 settings.load_profile(os.environ.get("QSIMD_HYPOTHESIS_PROFILE", "qsimd"))
 
 
-@pytest.fixture(params=qsimd.available_isas())
+def _test_isas():
+    """Every ISA this machine runs; QSIMD_TEST_ISAS=a,b narrows that (e.g. a second emulated
+    CPU model only needs the NEON-parametrised tests)."""
+    isas = qsimd.available_isas()
+    wanted = os.environ.get("QSIMD_TEST_ISAS")
+    if wanted:
+        isas = [i for i in isas if i in wanted.split(",")]
+    return isas
+
+
+@pytest.fixture(params=_test_isas())
 def isa(request):
     """Run the test on one instruction set; every ISA the machine can run is a parameter."""
     previous = qsimd.get_isa()

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# .ci/neon.sh - build and test the NEON kernels on an x86-64 Debian 12 host, under qemu.
+#
+# Run from anywhere inside the repository, as root (the ARM setup apt-installs what it needs),
+# with the shared ARM recipe beside the repository: <repo>/../shared/arm/setup_arm_env.sh
+# (override with QSIMD_ARM_SETUP=/path/to/setup_arm_env.sh).
+#
+#   1. sets up the emulated aarch64 environment (idempotent; ~20-40 s the first time);
+#   2. copies the source tree to a temporary directory and builds the extension for aarch64
+#      there, so the x86 in-place build and its virtualenv are left alone;
+#   3. builds tests/c/test_neon.c (NEON vs scalar kernel parity) and runs it;
+#   4. runs pytest under the emulated aarch64 CPython with QSIMD_TEST_QUICK=1;
+#   steps 3-4 once per CPU model: neoverse-n1 (with fp16 arithmetic) and cortex-a72 (without).
+# Exits non-zero on any failure. Knobs: QSIMD_NEON_CPUS (CPU models), QSIMD_NEON_PARITY_ROUNDS,
+# QSIMD_HOST_PYTHON (a host CPython 3.11 with Cython, setuptools and numpy cross-builds faster;
+# without one the build runs under emulation), PYTEST_ARGS (extra pytest arguments).
+set -euo pipefail
+
+T0=$(date +%s)
+log() { printf '[neon.sh %4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." && pwd))
+SETUP=${QSIMD_ARM_SETUP:-$ROOT/../shared/arm/setup_arm_env.sh}
+CPUS=${QSIMD_NEON_CPUS:-neoverse-n1 cortex-a72}
+ROUNDS=${QSIMD_NEON_PARITY_ROUNDS:-1}
+[ -f "$SETUP" ] || { echo "neon.sh: $SETUP not found (set QSIMD_ARM_SETUP)" >&2; exit 2; }
+
+# ---------------------------------------------------------------- 1. emulated aarch64 env
+export ARM_ENV=${ARM_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/qsimd-arm64}
+export ARM_PY_PKGS=${ARM_PY_PKGS:-numpy pytest cython setuptools wheel pip ml_dtypes hypothesis onnx}
+log "ARM setup ($SETUP)"
+bash "$SETUP"
+# shellcheck source=/dev/null
+. "$ARM_ENV/env.sh"
+unset QSIMD_ISA   # the tests must see the automatic choice
+
+# ---------------------------------------------------------------- 2. private copy + build
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/qsimd-neon.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+SRC=$WORK/src
+mkdir -p "$SRC"
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    # tracked and new files as they are in the working tree; no build products
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard) |
+        tar -C "$ROOT" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$SRC" -xf -
+else
+    tar -C "$ROOT" --exclude=.git --exclude=build --exclude='*.so' --exclude='*.pyd' \
+        --exclude=__pycache__ --exclude='*.egg-info' --exclude=qsimd/_core.c -cf - . |
+        tar -C "$SRC" -xf -
+fi
+
+# numpy's headers from the aarch64 numpy that will import the module (ahead of the host's)
+NP_INC=$(arm64-python -c 'import numpy; print(numpy.get_include())')
+export CPPFLAGS="-I$NP_INC $ARM_PY_CPPFLAGS"
+export QSIMD_WERROR=1
+HOSTPY=${QSIMD_HOST_PYTHON:-python3}
+if "$HOSTPY" -c 'import sys, Cython, setuptools, numpy; sys.exit(sys.version_info[:2] != (3, 11) or int(Cython.__version__.split(".")[0]) < 3)' 2>/dev/null; then
+    log "cross-building aarch64 extension with host $("$HOSTPY" -c 'import sys; print(sys.executable)')"
+    build() { env $ARM_CROSS_ENV "$HOSTPY" setup.py build_ext --inplace; }
+else
+    log "cross-building aarch64 extension under emulation (no host CPython 3.11 with Cython/numpy)"
+    build() { arm64-python setup.py build_ext --inplace; }
+fi
+(cd "$SRC" && build) >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; echo "neon.sh: build failed" >&2; exit 1; }
+ls "$SRC"/qsimd/_core.cpython-*-aarch64-linux-gnu.so >/dev/null ||
+    { echo "neon.sh: no aarch64 extension was built" >&2; exit 1; }
+
+log "building tests/c/test_neon.c"
+(cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
+    -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/kernels tests/c/test_neon.c \
+    csrc/kernels/neon.c csrc/kernels/scalar.c -lm -static -o "$WORK/test_neon")
+
+# ---------------------------------------------------------------- 3+4. per CPU model
+# The CPU models run concurrently (qemu-user is single-threaded); each writes its own log,
+# printed whole when it ends.
+run_cpu() {
+    local cpu=$1 rc=0
+    export QEMU_CPU=$cpu
+    echo "== $cpu: C parity (tests/c/test_neon.c, rounds=$ROUNDS)"
+    local t=$(date +%s)
+    arm64-run "$WORK/test_neon" "$ROUNDS" >"$WORK/parity-$cpu.log" 2>&1 || rc=1
+    grep -E 'FAIL|test_neon:' "$WORK/parity-$cpu.log" || { tail -5 "$WORK/parity-$cpu.log"; rc=1; }
+    echo "   ($(( $(date +%s) - t )) s)"
+    echo "== $cpu: get_isa"
+    (cd "$SRC" && arm64-python -c '
+import qsimd
+isa = qsimd.get_isa()
+print("   get_isa() =", isa, " available:", qsimd.available_isas(), " fp16:", qsimd.cpu_features().get("fp16"))
+assert isa == "neon", isa') || rc=1
+    echo "== $cpu: pytest (QSIMD_TEST_QUICK=1)"
+    t=$(date +%s)
+    # the scalar-parametrised tests run identically on every CPU model: once is enough
+    local only=""
+    [ "$cpu" = "$FIRST_CPU" ] || only=neon
+    (cd "$SRC" && QSIMD_TEST_ISAS=$only QSIMD_TEST_QUICK=1 arm64-python -m pytest -q \
+        -p no:cacheprovider ${PYTEST_ARGS:-} tests) || rc=1
+    echo "   ($(( $(date +%s) - t )) s)"
+    return $rc
+}
+
+FIRST_CPU=${CPUS%% *}
+pids=()
+for cpu in $CPUS; do
+    log "starting $cpu"
+    run_cpu "$cpu" >"$WORK/run-$cpu.log" 2>&1 &
+    pids+=($!)
+done
+status=0
+i=0
+for cpu in $CPUS; do
+    if wait "${pids[$i]}"; then r=ok; else r=FAILED; status=1; fi
+    echo
+    cat "$WORK/run-$cpu.log"
+    log "$cpu: $r"
+    i=$((i + 1))
+done
+log "total; $([ $status = 0 ] && echo 'all passed' || echo 'FAILURES')"
+exit $status

@@ -1,0 +1,769 @@
+/* AArch64 Advanced SIMD (NEON) kernels. Baseline ARMv8-A only: half-precision values are
+ * converted with FCVTL/FCVTN (vcvt_f32_f16 / vcvt_f16_f32), never computed in, so the file runs
+ * on cores without FP16 arithmetic (Cortex-A72).
+ *
+ * Every kernel is bit-identical to the scalar table (scalar.c): the same float32 (float64 for
+ * QK_Q_F64) operations in the same order (true division, separate multiply, no fused
+ * multiply-add), the same rounding (FCVTNS and FCVTN round to nearest even under the default
+ * FPCR), the same clamping. Every table entry is filled.
+ * A run is split into a head (packed outputs: elements before the first whole byte), a body of
+ * 16-element chunks, and a tail; head and tail go to the scalar kernel.
+ */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QN_INLINE static __forceinline
+#elif defined(__GNUC__) || defined(__clang__)
+#define QN_INLINE static inline __attribute__((always_inline))
+#else
+#define QN_INLINE static inline
+#endif
+
+/* The short loops over the vectors of a chunk must be unrolled so that arrays of vectors stay
+ * in registers (gcc -O2 does not do it by itself). */
+#if defined(__GNUC__) || defined(__clang__)
+#define QN_UNROLL _Pragma("GCC unroll 8")
+#else
+#define QN_UNROLL
+#endif
+
+#define QN_CHUNK 16   /* elements per loop iteration: one uint8x16_t of codes */
+
+/* How the parameter entries map onto a chunk (resolved once per run). */
+enum { QN_SINGLE, QN_EACH, QN_BLOCKS };
+
+static size_t qn_blk(size_t blk) { return blk ? blk : 1; }   /* as the scalar kernels */
+
+static unsigned qn_per_byte(int kind_is_p4, int kind_is_p2)
+{
+    return kind_is_p4 ? 2u : kind_is_p2 ? 4u : 1u;
+}
+
+/* ------------------------------------------------------------------ float16 / bfloat16 */
+
+QN_INLINE float32x4_t qn_round_f16(float32x4_t v)
+{
+    return vcvt_f32_f16(vcvt_f16_f32(v));   /* FCVTN rounds to nearest even, overflow -> inf */
+}
+
+/* Round to nearest even to bfloat16 with integer arithmetic (result in the high half).
+ * Callers treat NaN lanes apart: the carry can turn a NaN into an infinity. */
+QN_INLINE uint32x4_t qn_bf16_bits_rounded(uint32x4_t u)
+{
+    uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+    return vaddq_u32(u, vaddq_u32(vdupq_n_u32(0x7fffu), lsb));
+}
+
+QN_INLINE float32x4_t qn_round_bf16(float32x4_t v)
+{
+    uint32x4_t u = vreinterpretq_u32_f32(v);
+    uint32x4_t r = vandq_u32(qn_bf16_bits_rounded(u), vdupq_n_u32(0xffff0000u));
+    return vreinterpretq_f32_u32(vbslq_u32(vceqq_f32(v, v), r, u));
+}
+
+/* float32 -> bfloat16 bits as convert.h: nearest even, NaN -> sign | 0x7fc0. */
+QN_INLINE uint16x4_t qn_to_bf16(float32x4_t v)
+{
+    uint32x4_t u = vreinterpretq_u32_f32(v);
+    uint16x4_t r = vshrn_n_u32(qn_bf16_bits_rounded(u), 16);
+    uint16x4_t nan = vorr_u16(vand_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x8000u)),
+                              vdup_n_u16(0x7fc0u));
+    return vbsl_u16(vmovn_u32(vceqq_f32(v, v)), r, nan);
+}
+
+QN_INLINE uint16x4_t qn_to_f16(float32x4_t v)
+{
+    /* FCVTN keeps a NaN's sign and top payload bits and sets the quiet bit: convert.h's rule */
+    return vreinterpret_u16_f16(vcvt_f16_f32(v));
+}
+
+QN_INLINE float32x4_t qn_bf16_to_f32(uint16x4_t h)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
+}
+
+/* ------------------------------------------------------------------ quantize */
+
+/* Parameters of one chunk: a float32 vector per 4 elements, or (QK_Q_F64) a float64 vector
+ * per 2; only the fields of the run's quotient precision are set. */
+typedef struct qn_qpar {
+    float32x4_t s[4], lo[4], hi[4];
+    float64x2_t s64[8], lo64[8], hi64[8];
+    int32x4_t zp[4];
+} qn_qpar;
+
+QN_INLINE float64x2_t qn_s32_to_f64_lo(int32x4_t a) { return vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))); }
+QN_INLINE float64x2_t qn_s32_to_f64_hi(int32x4_t a) { return vcvtq_f64_s64(vmovl_s32(vget_high_s32(a))); }
+
+/* lo = qmin - zp and hi = qmax - zp: exact in int32, float32 and float64 (<= 16-bit ranges). */
+QN_INLINE void qn_qpar_bounds(int qk, qn_qpar *v, const qk_qparams *p)
+{
+    int32x4_t qmin = vdupq_n_s32(p->qmin), qmax = vdupq_n_s32(p->qmax);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        int32x4_t lo = vsubq_s32(qmin, v->zp[k]), hi = vsubq_s32(qmax, v->zp[k]);
+        if (qk == QK_Q_F64) {
+            v->lo64[2 * k] = qn_s32_to_f64_lo(lo);
+            v->lo64[2 * k + 1] = qn_s32_to_f64_hi(lo);
+            v->hi64[2 * k] = qn_s32_to_f64_lo(hi);
+            v->hi64[2 * k + 1] = qn_s32_to_f64_hi(hi);
+        } else {
+            v->lo[k] = vcvtq_f32_s32(lo);
+            v->hi[k] = vcvtq_f32_s32(hi);
+        }
+    }
+}
+
+QN_INLINE void qn_qpar_entry(int qk, qn_qpar *v, const qk_qparams *p, size_t e)
+{
+    int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) v->zp[k] = zp;
+    if (qk == QK_Q_F64) {
+        float64x2_t s = vdupq_n_f64(p->scale64[e]);
+        QN_UNROLL
+        for (int j = 0; j < 8; j++) v->s64[j] = s;
+    } else {
+        float32x4_t s = vdupq_n_f32(p->scale[e]);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v->s[k] = s;
+    }
+    qn_qpar_bounds(qk, v, p);
+}
+
+QN_INLINE void qn_qpar_each(int qk, qn_qpar *v, const qk_qparams *p, size_t i)
+{
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        if (qk == QK_Q_F64) {
+            v->s64[2 * k] = vld1q_f64(p->scale64 + i + 4 * k);
+            v->s64[2 * k + 1] = vld1q_f64(p->scale64 + i + 4 * k + 2);
+        } else {
+            v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        }
+    }
+    qn_qpar_bounds(qk, v, p);
+}
+
+/* A chunk that crosses entry boundaries: collect its entries lane by lane. *e and *off
+ * (entry, position inside it) advance past the chunk. */
+static void qn_qpar_gather(int qk, qn_qpar *v, const qk_qparams *p, size_t blk, size_t *e,
+                           size_t *off)
+{
+    float s[QN_CHUNK];
+    double d[QN_CHUNK];
+    int32_t z[QN_CHUNK];
+    for (int j = 0; j < QN_CHUNK; j++) {
+        if (qk == QK_Q_F64) d[j] = p->scale64[*e];
+        else s[j] = p->scale[*e];
+        z[j] = p->zp ? p->zp[*e] : 0;
+        if (++*off == blk) { *off = 0; ++*e; }
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->zp[k] = vld1q_s32(z + 4 * k);
+        if (qk == QK_Q_F64) {
+            v->s64[2 * k] = vld1q_f64(d + 4 * k);
+            v->s64[2 * k + 1] = vld1q_f64(d + 4 * k + 2);
+        } else {
+            v->s[k] = vld1q_f32(s + 4 * k);
+        }
+    }
+    qn_qpar_bounds(qk, v, p);
+}
+
+/* 16 inputs as float32 (exact widening; int32 rounds to nearest even as the C cast does). */
+QN_INLINE void qn_load_x(int xk, const void *x, size_t i, float32x4_t v[4])
+{
+    if (xk == QK_X_F32) {
+        const float *f = (const float *)x + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v[k] = vld1q_f32(f + 4 * k);
+    } else if (xk == QK_X_I32) {
+        const int32_t *d = (const int32_t *)x + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v[k] = vcvtq_f32_s32(vld1q_s32(d + 4 * k));
+    } else {
+        const uint16_t *h = (const uint16_t *)x + i;
+        QN_UNROLL
+        for (int k = 0; k < 2; k++) {
+            uint16x8_t a = vld1q_u16(h + 8 * k);
+            if (xk == QK_X_F16) {
+                v[2 * k] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(a)));
+                v[2 * k + 1] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(a)));
+            } else {
+                v[2 * k] = qn_bf16_to_f32(vget_low_u16(a));
+                v[2 * k + 1] = qn_bf16_to_f32(vget_high_u16(a));
+            }
+        }
+    }
+}
+
+/* QK_Q_F64: x and the scale widened to double (exactly), divided there. */
+QN_INLINE void qn_quant_chunk64(int xk, const void *x, size_t i, const qn_qpar *pv,
+                                int32x4_t r[4])
+{
+    float64x2_t d[8];
+    if (xk == QK_X_I32) {
+        const int32_t *s = (const int32_t *)x + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            int32x4_t a = vld1q_s32(s + 4 * k);
+            d[2 * k] = qn_s32_to_f64_lo(a);
+            d[2 * k + 1] = qn_s32_to_f64_hi(a);
+        }
+    } else {
+        float32x4_t v[4];
+        qn_load_x(xk, x, i, v);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            d[2 * k] = vcvt_f64_f32(vget_low_f32(v[k]));
+            d[2 * k + 1] = vcvt_f64_f32(vget_high_f32(v[k]));
+        }
+    }
+    int64x2_t q64[8];
+    QN_UNROLL
+    for (int j = 0; j < 8; j++) {
+        float64x2_t q = vdivq_f64(d[j], pv->s64[j]);
+        q = vmaxnmq_f64(q, pv->lo64[j]);   /* as below: NaN -> lo */
+        q = vminnmq_f64(q, pv->hi64[j]);
+        q64[j] = vcvtnq_s64_f64(q);
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++)
+        r[k] = vaddq_s32(vcombine_s32(vmovn_s64(q64[2 * k]), vmovn_s64(q64[2 * k + 1])),
+                         pv->zp[k]);
+}
+
+/* rint(x / s) + zp, saturated; NaN -> qmin. */
+QN_INLINE void qn_quant_chunk(int xk, int qk, const void *x, size_t i, const qn_qpar *pv,
+                              int32x4_t r[4])
+{
+    if (qk == QK_Q_F64) {
+        qn_quant_chunk64(xk, x, i, pv, r);
+        return;
+    }
+    float32x4_t v[4];
+    qn_load_x(xk, x, i, v);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        float32x4_t q;
+        if (qk == QK_Q_F16) {
+            /* an f16 input is already exact in f16: its rounding is the identity */
+            float32x4_t a = xk == QK_X_F16 ? v[k] : qn_round_f16(v[k]);
+            q = qn_round_f16(vdivq_f32(a, pv->s[k]));
+        } else if (qk == QK_Q_BF16) {
+            float32x4_t a = xk == QK_X_BF16 ? v[k] : qn_round_bf16(v[k]);
+            q = qn_round_bf16(vdivq_f32(a, pv->s[k]));
+        } else {
+            q = vdivq_f32(v[k], pv->s[k]);
+        }
+        /* FMAXNM returns the number when the other operand is a quiet NaN (a quotient is
+         * never signalling), so NaN lands on lo; then the value is finite and in range. */
+        q = vmaxnmq_f32(q, pv->lo[k]);
+        q = vminnmq_f32(q, pv->hi[k]);
+        r[k] = vaddq_s32(vcvtnq_s32_f32(q), pv->zp[k]);
+    }
+}
+
+/* Codes as bytes: the low 8 bits of each int32 (two's complement), as the scalar store. */
+QN_INLINE uint8x16_t qn_narrow_u8(const int32x4_t r[4])
+{
+    uint16x8_t a = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
+                                vmovn_u32(vreinterpretq_u32_s32(r[1])));
+    uint16x8_t b = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
+                                vmovn_u32(vreinterpretq_u32_s32(r[3])));
+    return vcombine_u8(vmovn_u16(a), vmovn_u16(b));
+}
+
+/* Store chunk c of the body; y points at the body's first element (a whole byte if packed). */
+QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8x16_t mask)
+{
+    if (yk == QK_Y_B16) {
+        uint16_t *d = (uint16_t *)y + c;
+        vst1q_u16(d, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
+                                  vmovn_u32(vreinterpretq_u32_s32(r[1]))));
+        vst1q_u16(d + 8, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
+                                      vmovn_u32(vreinterpretq_u32_s32(r[3]))));
+        return;
+    }
+    uint8x16_t b = qn_narrow_u8(r);
+    if (yk == QK_Y_B8) {
+        vst1q_u8((uint8_t *)y + c, vandq_u8(b, mask));
+    } else if (yk == QK_Y_P4) {
+        /* per 16-bit lane: low byte = e0 | e1 << 4 */
+        uint16x8_t w = vreinterpretq_u16_u8(vandq_u8(b, vdupq_n_u8(0x0f)));
+        w = vorrq_u16(w, vshrq_n_u16(w, 4));
+        vst1_u8((uint8_t *)y + c / 2, vmovn_u16(w));
+    } else {
+        /* two merges: pairs of 2-bit codes into nibbles, pairs of nibbles into bytes */
+        uint16x8_t w = vreinterpretq_u16_u8(vandq_u8(b, vdupq_n_u8(0x03)));
+        w = vorrq_u16(w, vshrq_n_u16(w, 6));
+        uint8x8_t d = vmovn_u16(w);
+        uint16x4_t w2 = vreinterpret_u16_u8(d);
+        w2 = vorr_u16(w2, vshr_n_u16(w2, 4));
+        uint8x8_t out = vmovn_u16(vcombine_u16(w2, w2));
+        uint32_t word = vget_lane_u32(vreinterpret_u32_u8(out), 0);
+        memcpy((uint8_t *)y + c / 4, &word, 4);
+    }
+}
+
+/* Scalar kernel on elements [a, b) of the run, one call per entry touched. */
+static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t a, size_t b,
+                          size_t n, const qk_qparams *p)
+{
+    static const size_t xsize[QK_NX] = {4, 2, 2, 4};
+    size_t blk = qn_blk(p->blk);
+    unsigned per = qn_per_byte(yk == QK_Y_P4, yk == QK_Y_P2);
+    qk_qparams q = *p;
+    while (a < b) {
+        size_t e = blk >= n ? 0 : a / blk;
+        size_t end = blk >= n ? b : ((e + 1) * blk < b ? (e + 1) * blk : b);
+        q.scale = p->scale ? p->scale + e : NULL;
+        q.scale64 = p->scale64 ? p->scale64 + e : NULL;
+        q.zp = p->zp ? p->zp + e : NULL;
+        q.blk = end - a;
+        void *yy;
+        if (per > 1) {
+            size_t slot = p->phase + a;
+            yy = (uint8_t *)y + slot / per;
+            q.phase = (unsigned)(slot % per);
+        } else {
+            yy = (uint8_t *)y + a * (yk == QK_Y_B16 ? 2u : 1u);
+        }
+        qk_quant_scalar(xk, qk, yk, (const uint8_t *)x + a * xsize[xk], yy, end - a, &q);
+        a = end;
+    }
+}
+
+QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, void *yb,
+                             size_t i0, size_t i1, const qk_qparams *p)
+{
+    uint8x16_t mask = vdupq_n_u8((uint8_t)p->mask);
+    qn_qpar pv;
+    int32x4_t r[4];
+    if (mode == QN_SINGLE) {
+        qn_qpar_entry(qk, &pv, p, 0);
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            qn_quant_chunk(xk, qk, x, i, &pv, r);
+            qn_store_q(yk, yb, i - i0, r, mask);
+        }
+    } else if (mode == QN_EACH) {
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            qn_qpar_each(qk, &pv, p, i);
+            qn_quant_chunk(xk, qk, x, i, &pv, r);
+            qn_store_q(yk, yb, i - i0, r, mask);
+        }
+    } else {
+        size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            if (blk - off >= QN_CHUNK) {
+                qn_qpar_entry(qk, &pv, p, e);
+                off += QN_CHUNK;
+                if (off == blk) { off = 0; e++; }
+            } else {
+                qn_qpar_gather(qk, &pv, p, blk, &e, &off);
+            }
+            qn_quant_chunk(xk, qk, x, i, &pv, r);
+            qn_store_q(yk, yb, i - i0, r, mask);
+        }
+    }
+}
+
+QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                        const qk_qparams *p)
+{
+    unsigned per = qn_per_byte(yk == QK_Y_P4, yk == QK_Y_P2);
+    size_t head = per > 1 ? (per - p->phase % per) % per : 0;
+    if (head > n) head = n;
+    size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
+    if (head) qn_quant_part(xk, qk, yk, x, y, 0, head, n, p);
+    if (i1 > head) {
+        void *yb = per > 1 ? (void *)((uint8_t *)y + (p->phase + head) / per)
+                           : (void *)((uint8_t *)y + head * (yk == QK_Y_B16 ? 2u : 1u));
+        size_t blk = qn_blk(p->blk);
+        if (blk >= n) qn_quant_body(xk, qk, yk, QN_SINGLE, x, yb, head, i1, p);
+        else if (blk == 1) qn_quant_body(xk, qk, yk, QN_EACH, x, yb, head, i1, p);
+        else qn_quant_body(xk, qk, yk, QN_BLOCKS, x, yb, head, i1, p);
+    }
+    if (i1 < n) qn_quant_part(xk, qk, yk, x, y, i1, n, n, p);
+}
+
+/* ------------------------------------------------------------------ dequantize */
+
+/* Zero points as int32 (codes of <= 16 bits) or, for QK_D_B32, int64 (two per vector). */
+typedef struct qn_dpar {
+    float32x4_t s[4];
+    int32x4_t zp[4];
+    int64x2_t zp64[8];
+} qn_dpar;
+
+QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
+{
+    float32x4_t s = vdupq_n_f32(p->scale[e]);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) v->s[k] = s;
+    if (dk == QK_D_B32) {
+        int64x2_t zp = vdupq_n_s64(p->zp64 ? p->zp64[e] : 0);
+        QN_UNROLL
+        for (int j = 0; j < 8; j++) v->zp64[j] = zp;
+    } else {
+        int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) v->zp[k] = zp;
+    }
+}
+
+QN_INLINE void qn_dpar_each(int dk, qn_dpar *v, const qk_dparams *p, size_t i)
+{
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        if (dk == QK_D_B32) {
+            v->zp64[2 * k] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k) : vdupq_n_s64(0);
+            v->zp64[2 * k + 1] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k + 2) : vdupq_n_s64(0);
+        } else {
+            v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        }
+    }
+}
+
+static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, size_t *e,
+                           size_t *off)
+{
+    float s[QN_CHUNK];
+    int32_t z[QN_CHUNK];
+    int64_t z64[QN_CHUNK];
+    for (int j = 0; j < QN_CHUNK; j++) {
+        s[j] = p->scale[*e];
+        z[j] = p->zp ? p->zp[*e] : 0;
+        z64[j] = p->zp64 ? p->zp64[*e] : 0;
+        if (++*off == blk) { *off = 0; ++*e; }
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(s + 4 * k);
+        if (dk == QK_D_B32) {
+            v->zp64[2 * k] = vld1q_s64(z64 + 4 * k);
+            v->zp64[2 * k + 1] = vld1q_s64(z64 + 4 * k + 2);
+        } else {
+            v->zp[k] = vld1q_s32(z + 4 * k);
+        }
+    }
+}
+
+/* 16 byte-sized codes -> int32, sign-extended or not. */
+QN_INLINE void qn_widen_b(int sgn, uint8x16_t b, int32x4_t c[4])
+{
+    int16x8_t h[2];
+    if (sgn) {
+        int8x16_t s = vreinterpretq_s8_u8(b);
+        h[0] = vmovl_s8(vget_low_s8(s));
+        h[1] = vmovl_s8(vget_high_s8(s));
+    } else {
+        h[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(b)));
+        h[1] = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(b)));
+    }
+    QN_UNROLL
+    for (int k = 0; k < 2; k++) {
+        c[2 * k] = vmovl_s16(vget_low_s16(h[k]));
+        c[2 * k + 1] = vmovl_s16(vget_high_s16(h[k]));
+    }
+}
+
+/* Codes of chunk c of the body (x points at the body's first element, a whole byte if
+ * packed). B8: shl = 8 - bits moves the code to the top of the byte, shifting back (arithmetic
+ * when signed) extends it and drops the ignored high bits. */
+QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t shl,
+                             int8x16_t shr, int32x4_t out[4])
+{
+    const uint8_t *xb = (const uint8_t *)x;
+    if (dk == QK_D_B16) {
+        const uint16_t *h = (const uint16_t *)x + c;
+        QN_UNROLL
+        for (int k = 0; k < 2; k++) {
+            uint16x8_t a = vld1q_u16(h + 8 * k);
+            if (sgn) {
+                int16x8_t s = vreinterpretq_s16_u16(a);
+                out[2 * k] = vmovl_s16(vget_low_s16(s));
+                out[2 * k + 1] = vmovl_s16(vget_high_s16(s));
+            } else {
+                out[2 * k] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(a)));
+                out[2 * k + 1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(a)));
+            }
+        }
+        return;
+    }
+    uint8x16_t b;
+    if (dk == QK_D_B8) {
+        b = vld1q_u8(xb + c);
+        if (sgn) b = vreinterpretq_u8_s8(vshlq_s8(vshlq_s8(vreinterpretq_s8_u8(b), shl), shr));
+        else b = vshlq_u8(vshlq_u8(b, shl), shr);
+    } else if (dk == QK_D_P4) {
+        uint8x8_t raw = vld1_u8(xb + c / 2), lo, hi;
+        if (sgn) {
+            lo = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(vshl_n_u8(raw, 4)), 4));
+            hi = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(raw), 4));
+        } else {
+            lo = vand_u8(raw, vdup_n_u8(0x0f));
+            hi = vshr_n_u8(raw, 4);
+        }
+        uint8x8x2_t z = vzip_u8(lo, hi);   /* element 2k from the low nibble of byte k */
+        b = vcombine_u8(z.val[0], z.val[1]);
+    } else {
+        static const uint8_t rep[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+        static const int8_t up[16] = {6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0};
+        uint32_t word;
+        memcpy(&word, xb + c / 4, 4);
+        /* each byte four times, then each copy's code moved to the top and shifted down */
+        uint8x16_t t = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(word)), vld1q_u8(rep));
+        t = vshlq_u8(t, vld1q_s8(up));
+        if (sgn) b = vreinterpretq_u8_s8(vshrq_n_s8(vreinterpretq_s8_u8(t), 6));
+        else b = vshrq_n_u8(t, 6);
+    }
+    qn_widen_b(sgn, b, out);
+}
+
+QN_INLINE void qn_store_d(int ok, void *y, size_t i, const float32x4_t v[4])
+{
+    if (ok == QK_O_F32) {
+        float *d = (float *)y + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) vst1q_f32(d + 4 * k, v[k]);
+    } else {
+        uint16_t *d = (uint16_t *)y + i;
+        QN_UNROLL
+        for (int k = 0; k < 4; k++)
+            vst1_u16(d + 4 * k, ok == QK_O_F16 ? qn_to_f16(v[k]) : qn_to_bf16(v[k]));
+    }
+}
+
+static size_t qn_code_size(int dk) { return dk == QK_D_B16 ? 2 : dk == QK_D_B32 ? 4 : 1; }
+
+static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, size_t b,
+                            size_t n, const qk_dparams *p)
+{
+    static const size_t osize[QK_NO] = {4, 2, 2};
+    size_t blk = qn_blk(p->blk);
+    unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
+    size_t xsize = qn_code_size(dk);
+    qk_dparams q = *p;
+    while (a < b) {
+        size_t e = blk >= n ? 0 : a / blk;
+        size_t end = blk >= n ? b : ((e + 1) * blk < b ? (e + 1) * blk : b);
+        q.scale = p->scale + e;
+        q.zp = p->zp ? p->zp + e : NULL;
+        q.zp64 = p->zp64 ? p->zp64 + e : NULL;
+        q.blk = end - a;
+        const void *xx;
+        if (per > 1) {
+            size_t slot = p->phase + a;
+            xx = (const uint8_t *)x + slot / per;
+            q.phase = (unsigned)(slot % per);
+        } else {
+            xx = (const uint8_t *)x + a * xsize;
+        }
+        qk_dequant_scalar(dk, ok, xx, (uint8_t *)y + a * osize[ok], end - a, &q);
+        a = end;
+    }
+}
+
+QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y, size_t i,
+                                size_t i0, int8x16_t shl, int8x16_t shr, const qn_dpar *pv)
+{
+    float32x4_t v[4];
+    if (dk == QK_D_B32) {
+        const uint32_t *w = (const uint32_t *)xb + (i - i0);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            uint32x4_t a = vld1q_u32(w + 4 * k);
+            int64x2_t lo, hi;
+            if (sgn) {
+                lo = vmovl_s32(vget_low_s32(vreinterpretq_s32_u32(a)));
+                hi = vmovl_s32(vget_high_s32(vreinterpretq_s32_u32(a)));
+            } else {
+                lo = vreinterpretq_s64_u64(vmovl_u32(vget_low_u32(a)));
+                hi = vreinterpretq_s64_u64(vmovl_u32(vget_high_u32(a)));
+            }
+            /* the int64 difference is exact in double (qn_dequant checked |zp| <= 2^52), so
+             * the one rounding, double -> float, is the int64 -> float rounding */
+            float32x2_t fl = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(lo, pv->zp64[2 * k])));
+            float32x2_t fh = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(hi, pv->zp64[2 * k + 1])));
+            v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
+        }
+    } else {
+        int32x4_t c[4];
+        qn_load_codes(dk, sgn, xb, i - i0, shl, shr, c);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++)   /* exact difference, exact conversion, one product */
+            v[k] = vmulq_f32(vcvtq_f32_s32(vsubq_s32(c[k], pv->zp[k])), pv->s[k]);
+    }
+    qn_store_d(ok, y, i, v);
+}
+
+QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb, void *y,
+                               size_t i0, size_t i1, const qk_dparams *p)
+{
+    int sh = dk == QK_D_B8 && p->bits < 8 ? 8 - (int)p->bits : 0;
+    int8x16_t shl = vdupq_n_s8((int8_t)sh), shr = vdupq_n_s8((int8_t)-sh);
+    qn_dpar pv;
+    if (mode == QN_SINGLE) {
+        qn_dpar_entry(dk, &pv, p, 0);
+        for (size_t i = i0; i < i1; i += QN_CHUNK)
+            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+    } else if (mode == QN_EACH) {
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            qn_dpar_each(dk, &pv, p, i);
+            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+        }
+    } else {
+        size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            if (blk - off >= QN_CHUNK) {
+                qn_dpar_entry(dk, &pv, p, e);
+                off += QN_CHUNK;
+                if (off == blk) { off = 0; e++; }
+            } else {
+                qn_dpar_gather(dk, &pv, p, blk, &e, &off);
+            }
+            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+        }
+    }
+}
+
+QN_INLINE void qn_dequant_sgn(int dk, int ok, int sgn, const void *xb, void *y, size_t i0,
+                              size_t i1, size_t n, const qk_dparams *p)
+{
+    size_t blk = qn_blk(p->blk);
+    if (blk >= n) qn_dequant_body(dk, ok, sgn, QN_SINGLE, xb, y, i0, i1, p);
+    else if (blk == 1) qn_dequant_body(dk, ok, sgn, QN_EACH, xb, y, i0, i1, p);
+    else qn_dequant_body(dk, ok, sgn, QN_BLOCKS, xb, y, i0, i1, p);
+}
+
+/* QK_D_B32: whether every zero point of the run keeps code - zp exact in double. Zero points
+ * of int32/uint32 tensors always do; anything else goes to the scalar kernel. */
+static int qn_zp64_small(const qk_dparams *p, size_t n)
+{
+    size_t blk = qn_blk(p->blk), ne = n == 0 ? 0 : blk >= n ? 1 : (n - 1) / blk + 1;
+    const int64_t lim = (int64_t)1 << 52;
+    if (!p->zp64) return 1;
+    for (size_t e = 0; e < ne; e++)
+        if (p->zp64[e] > lim || p->zp64[e] < -lim) return 0;
+    return 1;
+}
+
+QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
+                          const qk_dparams *p)
+{
+    if (dk == QK_D_B32 && !qn_zp64_small(p, n)) {
+        qk_dequant_scalar(dk, ok, x, y, n, p);
+        return;
+    }
+    unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
+    size_t head = per > 1 ? (per - p->phase % per) % per : 0;
+    if (head > n) head = n;
+    size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
+    if (head) qn_dequant_part(dk, ok, x, y, 0, head, n, p);
+    if (i1 > head) {
+        const void *xb = per > 1 ? (const void *)((const uint8_t *)x + (p->phase + head) / per)
+                                 : (const void *)((const uint8_t *)x +
+                                                  head * qn_code_size(dk));
+        if (p->is_signed) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
+        else qn_dequant_sgn(dk, ok, 0, xb, y, head, i1, n, p);
+    }
+    if (i1 < n) qn_dequant_part(dk, ok, x, y, i1, n, n, p);
+}
+
+/* ------------------------------------------------------------------ min / max */
+
+/* NaN-ignoring min and max. Compare-and-select (not FMINNM, which returns NaN for a
+ * signalling NaN) finds the values; when a result is zero, its sign is the sign of the first
+ * zero in x, because the scalar loop keeps the first of equal values. */
+static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
+{
+    float32x4_t lo[4], hi[4];
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        lo[k] = vdupq_n_f32(INFINITY);
+        hi[k] = vdupq_n_f32(-INFINITY);
+    }
+    size_t i = 0;
+    for (; i + QN_CHUNK <= n; i += QN_CHUNK) {
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {
+            float32x4_t v = vld1q_f32(x + i + 4 * k);
+            lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
+            hi[k] = vbslq_f32(vcgtq_f32(v, hi[k]), v, hi[k]);
+        }
+    }
+    QN_UNROLL
+    for (int k = 1; k < 4; k++) {
+        lo[0] = vbslq_f32(vcltq_f32(lo[k], lo[0]), lo[k], lo[0]);
+        hi[0] = vbslq_f32(vcgtq_f32(hi[k], hi[0]), hi[k], hi[0]);
+    }
+    float l[4], h[4], a = INFINITY, b = -INFINITY;
+    vst1q_f32(l, lo[0]);
+    vst1q_f32(h, hi[0]);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        if (l[k] < a) a = l[k];
+        if (h[k] > b) b = h[k];
+    }
+    for (; i < n; i++) {
+        if (x[i] < a) a = x[i];
+        if (x[i] > b) b = x[i];
+    }
+    if (a == 0.0f || b == 0.0f) {
+        size_t j = 0;
+        for (; j + 4 <= n; j += 4)
+            if (vmaxvq_u32(vceqzq_f32(vld1q_f32(x + j))) != 0) break;
+        while (x[j] != 0.0f) j++;   /* a zero exists at or after j */
+        if (a == 0.0f) a = x[j];
+        if (b == 0.0f) b = x[j];
+    }
+    *mn = a;
+    *mx = b;
+}
+
+/* ------------------------------------------------------------------ table */
+
+#define QN_QFN(xk, qk, yk) \
+    static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
+    { qn_quant(xk, qk, yk, x, y, n, p); }
+#define QN_QFN_Y(xk, qk) QN_QFN(xk, qk, QK_Y_B8) QN_QFN(xk, qk, QK_Y_B16) \
+    QN_QFN(xk, qk, QK_Y_P4) QN_QFN(xk, qk, QK_Y_P2)
+#define QN_QFN_Q(xk) QN_QFN_Y(xk, QK_Q_F32) QN_QFN_Y(xk, QK_Q_F16) QN_QFN_Y(xk, QK_Q_BF16) \
+    QN_QFN_Y(xk, QK_Q_F64)
+QN_QFN_Q(QK_X_F32)
+QN_QFN_Q(QK_X_F16)
+QN_QFN_Q(QK_X_BF16)
+QN_QFN_Q(QK_X_I32)
+
+#define QN_DFN(dk, ok) \
+    static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
+    { qn_dequant(dk, ok, x, y, n, p); }
+#define QN_DFN_O(dk) QN_DFN(dk, QK_O_F32) QN_DFN(dk, QK_O_F16) QN_DFN(dk, QK_O_BF16)
+QN_DFN_O(QK_D_B8)
+QN_DFN_O(QK_D_B16)
+QN_DFN_O(QK_D_P4)
+QN_DFN_O(QK_D_P2)
+QN_DFN_O(QK_D_B32)
+
+#define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
+                          quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
+#define QN_QX(xk) { QN_QROW(xk, QK_Q_F32), QN_QROW(xk, QK_Q_F16), QN_QROW(xk, QK_Q_BF16), \
+                    QN_QROW(xk, QK_Q_F64) }
+#define QN_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
+
+const qk_table qk_neon_table = {
+    "neon",
+    { QN_QX(QK_X_F32), QN_QX(QK_X_F16), QN_QX(QK_X_BF16), QN_QX(QK_X_I32) },
+    { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
+      QN_DROW(QK_D_B32) },
+    minmax_f32_neon,
+};
