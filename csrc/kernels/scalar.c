@@ -211,7 +211,10 @@ QK_ALWAYS_INLINE void dequant_any(int dk, int ok, const void *x, void *y, size_t
             if (is_float) {
                 v = load_float_in(dk, x, i, p);
                 if (fzp) v -= zf;   /* Quark f16/bf16: the difference in float32 */
-                v *= s;
+                /* a NaN x gives its own (quiet) NaN whatever the scale: a fixed rule, as
+                 * a compiler may swap a product's operands (and numpy's choice between two
+                 * NaNs depends on its loop) */
+                v = v != v ? qk_bits_f32(qk_f32_bits(v) | 0x00400000u) : v * s;
             } else {
                 /* exact integer difference, one rounding to float32, one product */
                 v = (float)(load_code(dk, x, i, p) - zp) * s;
