@@ -645,7 +645,8 @@ QN_INLINE float32x4_t qn_from_fp(uint32x4_t c, int dk)
     const uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u;
     if (fmt == QK_FP_E2M1) c = vandq_u32(c, vdupq_n_u32(0xfu));   /* high bits ignored */
     uint32x4_t mag = vandq_u32(c, vdupq_n_u32(sbit - 1u));
-    uint32x4_t sign = vshlq_n_u32(vandq_u32(c, vdupq_n_u32(sbit)), fmt == QK_FP_E2M1 ? 28 : 24);
+    uint32x4_t sign = vandq_u32(c, vdupq_n_u32(sbit));   /* shifts take literal counts */
+    sign = fmt == QK_FP_E2M1 ? vshlq_n_u32(sign, 28) : vshlq_n_u32(sign, 24);
     uint32x4_t normal = vaddq_u32(vshlq_u32(mag, vdupq_n_s32(23 - m)),
                                   vdupq_n_u32((uint32_t)(127 - bias) << 23));
     float32x4_t unit = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 + 1 - bias - m) << 23));
