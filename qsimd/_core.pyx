@@ -324,7 +324,7 @@ def quantize_fast(object x, object scale, object zero_point, object out):
         if type(out) is not cnp.ndarray:
             return None
         y = <cnp.ndarray>out
-        if cnp.PyArray_TYPE(y) != (cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8) or \
+        if cnp.PyArray_TYPE(y) != <int>(cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8) or \
                 not cnp.PyArray_ISCARRAY(y) or \
                 not cnp.PyArray_SAMESHAPE(y, ax) or not _disjoint(y, ax):
             return None

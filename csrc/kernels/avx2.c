@@ -1,0 +1,162 @@
+/* AVX2 + F16C kernels: 8 float32 lanes. FMA is available at this level but deliberately
+ * unused: every product and quotient is rounded on its own, as in scalar.c. The run
+ * drivers live in x86_template.h; this file is only the vector layer. */
+#include <immintrin.h>
+
+#include "kernels.h"
+#include "x86_bytes.h"
+
+#define QV_W 8
+#define QV_HAVE_F16C 1
+
+typedef __m256 vf;
+typedef __m256i vi;
+typedef __m256i vm;   /* byte-output mask, as 16-bit lanes */
+
+static inline vf qv_set1(float f) { return _mm256_set1_ps(f); }
+static inline vi qv_set1_i(int32_t v) { return _mm256_set1_epi32(v); }
+static inline vf qv_loadu_f(const float *p) { return _mm256_loadu_ps(p); }
+static inline vi qv_loadu_i(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static inline void qv_storeu_f(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf qv_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vi qv_cvt(vf a) { return _mm256_cvtps_epi32(a); }   /* MXCSR: nearest-even */
+static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
+static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vm qv_mask(uint32_t m) { return _mm256_set1_epi16((short)m); }
+
+static inline vf qv_load_x(int xk, const void *x)
+{
+    switch (xk) {
+    case QK_X_F32: return _mm256_loadu_ps((const float *)x);
+    case QK_X_F16: return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));   /* exact */
+    case QK_X_BF16:   /* bfloat16 is the high half of a float32 */
+        return _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16));
+    default: return _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)x));
+    }
+}
+
+/* float16 round trip, nearest-even: the value qk_round_f16 gives (NaN stays NaN). */
+static inline vf qv_round_f16(vf v)
+{
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+
+/* bfloat16 round to nearest even, as qk_round_bf16; NaN stays NaN (the carry of the
+ * rounding could turn a NaN into inf or wrap its sign). */
+static inline vf qv_round_bf16(vf v)
+{
+    __m256i u = _mm256_castps_si256(v);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    r = _mm256_and_si256(r, _mm256_set1_epi32((int32_t)0xffff0000u));
+    return _mm256_blendv_ps(_mm256_castsi256_ps(r), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+/* Codes are within [qmin, qmax] (the clamp made sure), so the packs below are exact: to
+ * int16 with signed saturation, then the low byte (masked) of each. */
+static inline void qv_store1(int yk, void *y, vi r, vm mask)
+{
+    __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
+    if (yk == QK_Y_B16) {
+        __m128i ff = _mm_set1_epi32(0xffff);
+        _mm_storeu_si128((__m128i *)y,
+                         _mm_packus_epi32(_mm_and_si128(lo, ff), _mm_and_si128(hi, ff)));
+        return;
+    }
+    __m128i w = _mm_and_si128(_mm_packs_epi32(lo, hi), _mm256_castsi256_si128(mask));
+    __m128i b = _mm_packus_epi16(w, w);
+    if (yk == QK_Y_B8) _mm_storel_epi64((__m128i *)y, b);
+    else if (yk == QK_Y_P4) qx_store32(y, qx_pack4(b));
+    else qx_store16(y, qx_pack2(b));
+}
+
+static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+{
+    if (yk == QK_Y_B16) {
+        /* packus works per 128-bit lane: put the 64-bit quarters back in order */
+        __m256i ff = _mm256_set1_epi32(0xffff);
+        __m256i a = _mm256_packus_epi32(_mm256_and_si256(r0, ff), _mm256_and_si256(r1, ff));
+        __m256i b = _mm256_packus_epi32(_mm256_and_si256(r2, ff), _mm256_and_si256(r3, ff));
+        _mm256_storeu_si256((__m256i *)y, _mm256_permute4x64_epi64(a, 0xd8));
+        _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute4x64_epi64(b, 0xd8));
+        return;
+    }
+    __m256i a = _mm256_and_si256(_mm256_packs_epi32(r0, r1), mask);
+    __m256i b = _mm256_and_si256(_mm256_packs_epi32(r2, r3), mask);
+    /* dwords come out as r0[0:4] r1[0:4] r2[0:4] r3[0:4] r0[4:8] ...: interleave the lanes */
+    __m256i c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b),
+                                            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (yk == QK_Y_B8) {
+        _mm256_storeu_si256((__m256i *)y, c);
+    } else if (yk == QK_Y_P4) {
+        __m256i w = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x1001));
+        w = _mm256_permute4x64_epi64(_mm256_packus_epi16(w, w), 0x08);
+        _mm_storeu_si128((__m128i *)y, _mm256_castsi256_si128(w));
+    } else {
+        __m256i w = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x0401));
+        __m256i d = _mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001));
+        d = _mm256_packs_epi32(d, d);
+        d = _mm256_packus_epi16(d, d);
+        d = _mm256_permutevar8x32_epi32(d, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm_storel_epi64((__m128i *)y, _mm256_castsi256_si128(d));
+    }
+}
+
+/* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
+static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+{
+    __m256i c;
+    if (dk == QK_D_B16) {
+        __m128i h = _mm_loadu_si128((const __m128i *)x);
+        return sgn ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+    }
+    if (dk == QK_D_B8) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)x);
+        if (bits == 8) return sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+        c = _mm256_and_si256(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32((1 << bits) - 1));
+    } else if (dk == QK_D_P4) {
+        c = _mm256_cvtepu8_epi32(qx_unpack4(qx_load32(x)));
+    } else {
+        c = _mm256_cvtepu8_epi32(qx_unpack2(qx_load16(x)));
+    }
+    if (sgn) {   /* (c ^ h) - h sign-extends a bits-wide field */
+        __m256i h = _mm256_set1_epi32(1 << (bits - 1));
+        c = _mm256_sub_epi32(_mm256_xor_si256(c, h), h);
+    }
+    return c;
+}
+
+/* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */
+static inline vi qv_bf16_bits(vf v)
+{
+    __m256i u = _mm256_castps_si256(v);
+    __m256i hi = _mm256_srli_epi32(u, 16);
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(1)),
+                                                     _mm256_set1_epi32(0x7fff)));
+    r = _mm256_srli_epi32(r, 16);
+    __m256i nan = _mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x8000)),
+                                  _mm256_set1_epi32(0x7fc0));
+    return _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+static inline void qv_store_out(int ok, void *y, vf v)
+{
+    if (ok == QK_O_F32) {
+        _mm256_storeu_ps((float *)y, v);
+    } else if (ok == QK_O_F16) {
+        _mm_storeu_si128((__m128i *)y, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+        __m256i b = qv_bf16_bits(v);
+        _mm_storeu_si128((__m128i *)y, _mm_packus_epi32(_mm256_castsi256_si128(b),
+                                                        _mm256_extracti128_si256(b, 1)));
+    }
+}
+
+#include "x86_template.h"
+
+QT_TABLE(qk_avx2_table, "avx2");

@@ -1,0 +1,142 @@
+/* AVX-512 (F, BW, DQ, VL) kernels: 16 float32 lanes, narrowing with vpmovdb / vpmovdw. The
+ * run drivers live in x86_template.h; this file is only the vector layer.
+ *
+ * Built with -DQSIMD_TEST_SIMDE (C parity test only) it uses SIMDe's emulation instead of
+ * the real instructions, so that it can be checked on a CPU without AVX-512; the table is
+ * then renamed so that both builds can be linked into one test program. */
+#if defined(QSIMD_TEST_SIMDE)
+#include "simde_avx512.h"   /* tests/c: SIMDe plus the few intrinsics it lacks */
+#define QK_AVX512_TABLE qk_avx512_simde_table
+#else
+#include <immintrin.h>
+#define QK_AVX512_TABLE qk_avx512_table
+#endif
+
+#include "kernels.h"
+#include "x86_bytes.h"
+
+#define QV_W 16
+#define QV_HAVE_F16C 1
+
+typedef __m512 vf;
+typedef __m512i vi;
+typedef __m128i vm;   /* byte-output mask, as bytes */
+
+static inline vf qv_set1(float f) { return _mm512_set1_ps(f); }
+static inline vi qv_set1_i(int32_t v) { return _mm512_set1_epi32(v); }
+static inline vf qv_loadu_f(const float *p) { return _mm512_loadu_ps(p); }
+static inline vi qv_loadu_i(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
+static inline void qv_storeu_f(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf qv_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vi qv_cvt(vf a) { return _mm512_cvtps_epi32(a); }   /* MXCSR: nearest-even */
+static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
+static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vm qv_mask(uint32_t m) { return _mm_set1_epi8((char)m); }
+
+static inline vf qv_load_x(int xk, const void *x)
+{
+    switch (xk) {
+    case QK_X_F32: return _mm512_loadu_ps((const float *)x);
+    case QK_X_F16: return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)x));   /* exact */
+    case QK_X_BF16:   /* bfloat16 is the high half of a float32 */
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)x)), 16));
+    default: return _mm512_cvtepi32_ps(_mm512_loadu_si512(x));
+    }
+}
+
+/* float16 round trip, nearest-even: the value qk_round_f16 gives (NaN stays NaN). */
+static inline vf qv_round_f16(vf v)
+{
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+
+/* bfloat16 round to nearest even, as qk_round_bf16; NaN stays NaN (the carry of the
+ * rounding could turn a NaN into inf or wrap its sign). */
+static inline vf qv_round_bf16(vf v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+    r = _mm512_and_si512(r, _mm512_set1_epi32((int32_t)0xffff0000u));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+}
+
+/* Codes are within [qmin, qmax] (the clamp made sure): truncating narrowing keeps their
+ * low bits, which are what the outputs hold. */
+static inline void qv_store1(int yk, void *y, vi r, vm mask)
+{
+    if (yk == QK_Y_B16) {
+        _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi32_epi16(r));
+        return;
+    }
+    __m128i b = _mm_and_si128(_mm512_cvtepi32_epi8(r), mask);
+    if (yk == QK_Y_B8) _mm_storeu_si128((__m128i *)y, b);
+    else if (yk == QK_Y_P4) _mm_storel_epi64((__m128i *)y, qx_pack4(b));
+    else qx_store32(y, qx_pack2(b));
+}
+
+static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+{
+    unsigned char *o = (unsigned char *)y;
+    size_t step = yk == QK_Y_B8 ? 16 : yk == QK_Y_B16 ? 32 : yk == QK_Y_P4 ? 8 : 4;
+    qv_store1(yk, o, r0, mask);
+    qv_store1(yk, o + step, r1, mask);
+    qv_store1(yk, o + 2 * step, r2, mask);
+    qv_store1(yk, o + 3 * step, r3, mask);
+}
+
+/* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
+static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+{
+    __m512i c;
+    if (dk == QK_D_B16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)x);
+        return sgn ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+    }
+    if (dk == QK_D_B8) {
+        __m128i b = _mm_loadu_si128((const __m128i *)x);
+        if (bits == 8) return sgn ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+        c = _mm512_and_si512(_mm512_cvtepu8_epi32(b), _mm512_set1_epi32((1 << bits) - 1));
+    } else if (dk == QK_D_P4) {
+        c = _mm512_cvtepu8_epi32(qx_unpack4(_mm_loadl_epi64((const __m128i *)x)));
+    } else {
+        c = _mm512_cvtepu8_epi32(qx_unpack2(qx_load32(x)));
+    }
+    if (sgn) {   /* (c ^ h) - h sign-extends a bits-wide field */
+        __m512i h = _mm512_set1_epi32(1 << (bits - 1));
+        c = _mm512_sub_epi32(_mm512_xor_si512(c, h), h);
+    }
+    return c;
+}
+
+/* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */
+static inline vi qv_bf16_bits(vf v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_and_si512(hi, _mm512_set1_epi32(1)),
+                                                     _mm512_set1_epi32(0x7fff)));
+    r = _mm512_srli_epi32(r, 16);
+    __m512i nan = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(0x8000)),
+                                  _mm512_set1_epi32(0x7fc0));
+    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, nan);
+}
+
+static inline void qv_store_out(int ok, void *y, vf v)
+{
+    if (ok == QK_O_F32)
+        _mm512_storeu_ps((float *)y, v);
+    else if (ok == QK_O_F16)
+        _mm256_storeu_si256((__m256i *)y, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    else
+        _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi32_epi16(qv_bf16_bits(v)));
+}
+
+#include "x86_template.h"
+
+QT_TABLE(QK_AVX512_TABLE, "avx512");

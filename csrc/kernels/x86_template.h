@@ -1,0 +1,685 @@
+/* Run drivers shared by the x86 kernel files (sse41.c, avx2.c, avx512.c).
+ *
+ * Not a standalone header: the including file first defines its vector layer, a handful of
+ * qv_* primitives over one vector of QV_W float32 / int32 lanes (see sse41.c for the list),
+ * and then includes this file once. Everything here is inlined into one function per table
+ * entry, so the element type, quotient precision and output kind are constants in each loop.
+ *
+ * Bit-exactness rests on doing the same float32 operations as scalar.c, in the same order:
+ * the same correctly rounded division, the same rounding to float16 / bfloat16, the same
+ * clamp (max/min ordered so that NaN picks the low bound, as the scalar `q > lo ? q : lo`),
+ * and a round-to-nearest-even conversion of an already clamped value.
+ *
+ * Memory: vectors only ever touch whole elements of the run. A final partial vector goes
+ * through small stack buffers, and packed sub-byte data is written vector-wise only on whole
+ * bytes; the partial bytes at either end are read-modify-written one element at a time. */
+#ifndef QSIMD_X86_TEMPLATE_H
+#define QSIMD_X86_TEMPLATE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "convert.h"
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_INLINE static __forceinline
+#else
+#define QT_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* Partial vectors and the partial bytes at the ends of packed data: out of line, shared by
+ * every instantiation, to keep the code (and the compile time) small. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_COLD static __declspec(noinline)
+#else
+#define QT_COLD static __attribute__((noinline, cold))
+#endif
+
+#define QT_U (4 * QV_W)   /* elements per unrolled step */
+#define QT_EXP 256        /* elements per expansion of small-block parameters */
+
+/* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
+ * vector that overlaps the previous one (rewriting the same bytes): done in place it would
+ * read inputs already overwritten. */
+QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
+{
+    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
+    return a + xb <= b || b + yb <= a;
+}
+
+/* Scale and zero point of each element of [first, first + m), with one entry per blk. */
+QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
+                         size_t m, float *sb, int32_t *zb)
+{
+    size_t e = first / blk, off = first % blk, k = 0;
+    while (k < m) {
+        size_t len = blk - off < m - k ? blk - off : m - k;
+        float s = scale[e];
+        int32_t z = zp ? zp[e] : 0;
+        for (size_t j = 0; j < len; j++) {
+            sb[k + j] = s;
+            zb[k + j] = z;
+        }
+        k += len;
+        off = 0;
+        e++;
+    }
+}
+
+/* ---- scalar helpers: one element, exactly as scalar.c computes it ---- */
+
+QT_INLINE size_t qt_xsize(int xk) { return xk == QK_X_F32 || xk == QK_X_I32 ? 4u : 2u; }
+
+QT_INLINE float qt_load_xf(int xk, const void *x, size_t i)
+{
+    uint16_t h;
+    switch (xk) {
+    case QK_X_F32: { float f; memcpy(&f, (const char *)x + 4 * i, 4); return f; }
+    case QK_X_F16: memcpy(&h, (const char *)x + 2 * i, 2); return qk_f16_to_f32(h);
+    case QK_X_BF16: memcpy(&h, (const char *)x + 2 * i, 2); return qk_bf16_to_f32(h);
+    default: { int32_t v; memcpy(&v, (const char *)x + 4 * i, 4); return (float)v; }
+    }
+}
+
+QT_INLINE int32_t qt_quant1(int xk, int qk, const void *x, size_t i, float s, int32_t zp,
+                            const qk_qparams *p)
+{
+    float lo = (float)(p->qmin - zp), hi = (float)(p->qmax - zp);
+    float v = qt_load_xf(xk, x, i), q;
+    if (qk == QK_Q_F16) q = qk_round_f16(qk_round_f16(v) / s);
+    else if (qk == QK_Q_BF16) q = qk_round_bf16(qk_round_bf16(v) / s);
+    else q = v / s;
+    q = q > lo ? q : lo;
+    q = q < hi ? q : hi;
+    return (int32_t)qk_rint_small(q) + zp;
+}
+
+/* Element `slot` of packed data at y (element 0 of y[0] in the low bits). */
+QT_INLINE void qt_put_packed(int yk, unsigned char *y, size_t slot, int32_t r)
+{
+    unsigned bits = yk == QK_Y_P4 ? 4u : 2u, per = 8u / bits;
+    unsigned sh = (unsigned)(slot % per) * bits, m = (1u << bits) - 1u;
+    unsigned char *b = y + slot / per;
+    *b = (unsigned char)((*b & ~(m << sh)) | (((uint32_t)r & m) << sh));
+}
+
+QT_INLINE void qt_put1(int yk, unsigned char *y, unsigned phase, size_t i, int32_t r,
+                       const qk_qparams *p)
+{
+    uint32_t u = (uint32_t)r;
+    if (yk == QK_Y_B8) y[i] = (unsigned char)(u & p->mask);
+    else if (yk == QK_Y_B16) { uint16_t h = (uint16_t)u; memcpy(y + 2 * i, &h, 2); }
+    else qt_put_packed(yk, y, phase + i, r);
+}
+
+/* ---- quantize: one vector ---- */
+
+QT_INLINE vi qt_qvec(int xk, int qk, const void *x, vf s, vf lo, vf hi, vi zp)
+{
+    vf v = qv_load_x(xk, x);
+#if QV_HAVE_F16C
+    if (qk == QK_Q_F16 && xk != QK_X_F16) v = qv_round_f16(v);
+#endif
+    if (qk == QK_Q_BF16 && xk != QK_X_BF16) v = qv_round_bf16(v);
+    vf q = qv_div(v, s);   /* true division, correctly rounded */
+#if QV_HAVE_F16C
+    if (qk == QK_Q_F16) q = qv_round_f16(q);
+#endif
+    if (qk == QK_Q_BF16) q = qv_round_bf16(q);
+    q = qv_max(q, lo);     /* NaN -> lo: max returns its second operand */
+    q = qv_min(q, hi);
+    return qv_add_i(qv_cvt(q), zp);   /* |q| <= 65535: the conversion is exact RNE */
+}
+
+/* Bytes of output for m elements (packed: m is a multiple of the elements per byte). */
+QT_INLINE size_t qt_ybytes(int yk, size_t m)
+{
+    return yk == QK_Y_B8 ? m : yk == QK_Y_B16 ? 2 * m : yk == QK_Y_P4 ? m / 2 : m / 4;
+}
+
+/* Parameters of one vector step: broadcast (one scale) or per-element arrays. */
+typedef struct qt_qvp {
+    vf s, lo, hi;
+    vi zp;
+} qt_qvp;
+
+QT_INLINE qt_qvp qt_qvp_single(float s, int32_t zp, const qk_qparams *p)
+{
+    qt_qvp v;
+    v.s = qv_set1(s);
+    v.lo = qv_set1((float)(p->qmin - zp));
+    v.hi = qv_set1((float)(p->qmax - zp));
+    v.zp = qv_set1_i(zp);
+    return v;
+}
+
+QT_INLINE qt_qvp qt_qvp_load(const float *s, const int32_t *zp, const qk_qparams *p)
+{
+    qt_qvp v;
+    v.s = qv_loadu_f(s);
+    v.zp = zp ? qv_loadu_i(zp) : qv_set1_i(0);
+    v.lo = qv_cvt_i2f(qv_sub_i(qv_set1_i(p->qmin), v.zp));   /* exact: |.| < 2^17 */
+    v.hi = qv_cvt_i2f(qv_sub_i(qv_set1_i(p->qmax), v.zp));
+    return v;
+}
+
+/* m (< QV_W) elements through stack buffers, so that nothing outside the run is touched. */
+QT_COLD void qt_qpartial(int xk, int qk, int yk, const char *x, unsigned char *y, size_t m,
+                           qt_qvp v, vm mask)
+{
+    unsigned char xb[4 * QV_W], yb[2 * QV_W];
+    memset(xb, 0, sizeof xb);
+    memcpy(xb, x, m * qt_xsize(xk));
+    qv_store1(yk, yb, qt_qvec(xk, qk, xb, v.s, v.lo, v.hi, v.zp), mask);
+    memcpy(y, yb, qt_ybytes(yk, m));
+}
+
+/* m elements at x / y with one scale (packed: y[0] starts with element 0). */
+QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned char *y,
+                              size_t m, qt_qvp v, vm mask)
+{
+    size_t xs = qt_xsize(xk), i = 0;
+    for (; m - i >= QT_U; i += QT_U) {
+        const char *xi = x + i * xs;
+        vi r0 = qt_qvec(xk, qk, xi, v.s, v.lo, v.hi, v.zp);
+        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v.s, v.lo, v.hi, v.zp);
+        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
+        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
+        qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
+    }
+    for (; m - i >= QV_W; i += QV_W)
+        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp),
+                  mask);
+    if (i < m) {
+        if (m >= QV_W && qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
+            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
+            qv_store1(yk, y + qt_ybytes(yk, i),
+                      qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+        } else {
+            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
+        }
+    }
+}
+
+/* For packed outputs: does the elements of [a, b) that share a byte with elements outside
+ * it one at a time (read-modify-write), and narrows [a, b) to the rest, which starts on a
+ * byte boundary and fills whole bytes. Returns the byte of element a (after narrowing). */
+QT_COLD unsigned char *qt_qsplit(int xk, int qk, int yk, const char *x, unsigned char *y,
+                                   size_t *pa, size_t *pb, size_t blk, const qk_qparams *p)
+{
+    size_t a = *pa, b = *pb;
+    if (yk != QK_Y_P4 && yk != QK_Y_P2) return y + qt_ybytes(yk, a);
+    unsigned per = yk == QK_Y_P4 ? 2u : 4u, phase = p->phase;
+    size_t head = (per - (phase + a) % per) % per;
+    if (head > b - a) head = b - a;
+    size_t tail = (b - a - head) % per;
+    for (size_t i = a; i < a + head; i++)
+        qt_put1(yk, y, phase, i,
+                qt_quant1(xk, qk, x, i, p->scale[i / blk], p->zp ? p->zp[i / blk] : 0, p), p);
+    for (size_t i = b - tail; i < b; i++)
+        qt_put1(yk, y, phase, i,
+                qt_quant1(xk, qk, x, i, p->scale[i / blk], p->zp ? p->zp[i / blk] : 0, p), p);
+    *pa = a + head;
+    *pb = b - tail;
+    return y + (phase + a + head) / per;
+}
+
+/* Elements [a, b) of the run, all of parameter entry e (= a / blk). */
+QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned char *y,
+                               size_t a, size_t b, size_t e, size_t blk, const qk_qparams *p)
+{
+    float s = p->scale[e];
+    int32_t zp = p->zp ? p->zp[e] : 0;
+    unsigned char *ya;
+    if (yk == QK_Y_P4 || yk == QK_Y_P2) {
+        unsigned per = yk == QK_Y_P4 ? 2u : 4u;
+        if ((p->phase + a) % per == 0 && (b - a) % per == 0) ya = y + (p->phase + a) / per;
+        else ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
+    } else {
+        ya = y + qt_ybytes(yk, a);
+    }
+    if (a >= b) return;
+    qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
+                   qv_mask(p->mask));
+}
+
+/* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
+QT_INLINE void qt_qvec_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
+                               size_t m, const float *sp, const int32_t *zpp,
+                               const qk_qparams *p, vm mask)
+{
+    size_t xs = qt_xsize(xk), i = 0;
+    for (; m - i >= QT_U; i += QT_U) {
+        const char *xi = x + i * xs;
+        qt_qvp v0 = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
+        qt_qvp v1 = qt_qvp_load(sp + i + QV_W, zpp ? zpp + i + QV_W : NULL, p);
+        qt_qvp v2 = qt_qvp_load(sp + i + 2 * QV_W, zpp ? zpp + i + 2 * QV_W : NULL, p);
+        qt_qvp v3 = qt_qvp_load(sp + i + 3 * QV_W, zpp ? zpp + i + 3 * QV_W : NULL, p);
+        vi r0 = qt_qvec(xk, qk, xi, v0.s, v0.lo, v0.hi, v0.zp);
+        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v1.s, v1.lo, v1.hi, v1.zp);
+        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v2.s, v2.lo, v2.hi, v2.zp);
+        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v3.s, v3.lo, v3.hi, v3.zp);
+        qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
+    }
+    for (; i < m; i += QV_W) {
+        qt_qvp v = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
+        qv_store1(yk, y + qt_ybytes(yk, i),
+                  qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+    }
+}
+
+/* The whole run with one parameter entry per blk (< QV_W) elements. blk == 1 reads the
+ * parameter arrays directly; other sizes are expanded per element into a stack buffer,
+ * QT_EXP elements at a time (filled well before it is read back as vectors). */
+QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
+                                size_t n, size_t blk, const qk_qparams *p)
+{
+    size_t xs = qt_xsize(xk), a = 0, b = n, i;
+    unsigned char *ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
+    vm mask = qv_mask(p->mask);
+    float sb[QT_EXP];
+    int32_t zb[QT_EXP];
+    for (i = a; b - i >= QV_W;) {
+        size_t m = b - i < QT_EXP ? b - i : QT_EXP;
+        m -= m % QV_W;
+        if (blk == 1) {
+            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, p->scale + i,
+                            p->zp ? p->zp + i : NULL, p, mask);
+        } else {
+            qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
+            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, sb, zb, p,
+                            mask);
+        }
+        i += m;
+    }
+    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
+        float st[QV_W];
+        int32_t zt[QV_W];
+        size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
+                                                 qt_ybytes(yk, b - a)) ? b - QV_W : i;
+        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+        for (size_t k = b - t; k < QV_W; k++) {
+            st[k] = 1.0f;   /* padding lanes, never stored */
+            zt[k] = 0;
+        }
+        qt_qvp v = qt_qvp_load(st, zt, p);
+        if (b - t == QV_W)
+            qv_store1(yk, ya + qt_ybytes(yk, t - a),
+                      qt_qvec(xk, qk, x + t * xs, v.s, v.lo, v.hi, v.zp), mask);
+        else
+            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask);
+    }
+}
+
+QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, size_t n,
+                            const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t blk = p->blk ? p->blk : 1;
+    if (n == 0) return;
+    if (blk >= n) {
+        qt_quant_single(xk, qk, yk, x, y, 0, n, 0, n, p);
+    } else if (blk >= QV_W) {
+        for (size_t a = 0, e = 0; a < n; a += blk, e++)
+            qt_quant_single(xk, qk, yk, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
+    } else {
+        qt_quant_perelem(xk, qk, yk, x, y, n, blk, p);
+    }
+}
+
+/* ---- dequantize ---- */
+
+QT_INLINE size_t qt_dsize(int dk) { return dk == QK_D_B16 ? 2u : 1u; }
+
+/* Bytes of input for m elements (packed: m a multiple of the elements per byte). */
+QT_INLINE size_t qt_xbytes(int dk, size_t m)
+{
+    return dk == QK_D_B8 ? m : dk == QK_D_B16 ? 2 * m : dk == QK_D_P4 ? m / 2 : m / 4;
+}
+
+QT_INLINE size_t qt_osize(int ok) { return ok == QK_O_F32 ? 4u : 2u; }
+
+/* Code of element i (slot phase + i for packed input), as scalar.c's load_code. */
+QT_INLINE int32_t qt_code1(int dk, unsigned bits, int sgn, const unsigned char *x,
+                           unsigned phase, size_t i)
+{
+    uint32_t c;
+    if (dk == QK_D_B16) {
+        uint16_t h;
+        memcpy(&h, x + 2 * i, 2);
+        return sgn ? (int32_t)(int16_t)h : (int32_t)h;
+    }
+    if (dk == QK_D_B8) {
+        if (bits >= 8) return sgn ? (int32_t)(int8_t)x[i] : (int32_t)x[i];
+        c = x[i] & ((1u << bits) - 1u);
+    } else {
+        unsigned b = dk == QK_D_P4 ? 4u : 2u, per = 8u / b;
+        size_t slot = phase + i;
+        bits = b;
+        c = (x[slot / per] >> ((slot % per) * b)) & ((1u << b) - 1u);
+    }
+    return sgn ? (int32_t)c - (int32_t)((c << 1) & (1u << bits)) : (int32_t)c;
+}
+
+QT_INLINE void qt_out1(int ok, unsigned char *y, size_t i, float v)
+{
+    if (ok == QK_O_F32) memcpy(y + 4 * i, &v, 4);
+    else {
+        uint16_t h = ok == QK_O_F16 ? qk_f32_to_f16(v) : qk_f32_to_bf16(v);
+        memcpy(y + 2 * i, &h, 2);
+    }
+}
+
+QT_INLINE void qt_deq1(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                       unsigned char *y, unsigned phase, size_t i, float s, int32_t zp)
+{
+    qt_out1(ok, y, i, (float)(qt_code1(dk, bits, sgn, x, phase, i) - zp) * s);
+}
+
+QT_INLINE void qt_dvec(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                       unsigned char *y, vf s, vi zp)
+{
+    vi c = qv_load_codes(dk, bits, sgn, x);
+    /* |c - zp| < 2^17: exact in int32 and in the float conversion; one rounding in the
+     * product, which is never fused */
+    qv_store_out(ok, y, qv_mul(qv_cvt_i2f(qv_sub_i(c, zp)), s));
+}
+
+QT_COLD void qt_dpartial(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                           unsigned char *y, size_t m, vf s, vi zp)
+{
+    unsigned char xb[2 * QV_W], yb[4 * QV_W];
+    memset(xb, 0, sizeof xb);
+    memcpy(xb, x, qt_xbytes(dk, m));
+    qt_dvec(dk, ok, bits, sgn, xb, yb, s, zp);
+    memcpy(y, yb, m * qt_osize(ok));
+}
+
+/* For packed input: does the elements of [a, b) that share a byte with elements outside it
+ * one at a time and narrows [a, b) to the rest. Returns the byte of element a. */
+QT_COLD const unsigned char *qt_dsplit(int dk, int ok, unsigned bits, int sgn,
+                                         const unsigned char *x, unsigned char *y,
+                                         size_t *pa, size_t *pb, size_t blk,
+                                         const qk_dparams *p)
+{
+    size_t a = *pa, b = *pb;
+    if (dk != QK_D_P4 && dk != QK_D_P2) return x + qt_xbytes(dk, a);
+    unsigned per = dk == QK_D_P4 ? 2u : 4u, phase = p->phase;
+    size_t head = (per - (phase + a) % per) % per;
+    if (head > b - a) head = b - a;
+    size_t tail = (b - a - head) % per;
+    for (size_t i = a; i < a + head; i++)
+        qt_deq1(dk, ok, bits, sgn, x, y, phase, i, p->scale[i / blk],
+                p->zp ? p->zp[i / blk] : 0);
+    for (size_t i = b - tail; i < b; i++)
+        qt_deq1(dk, ok, bits, sgn, x, y, phase, i, p->scale[i / blk],
+                p->zp ? p->zp[i / blk] : 0);
+    *pa = a + head;
+    *pb = b - tail;
+    return x + (phase + a + head) / per;
+}
+
+/* Elements [a, b) of the run, all of parameter entry e (= a / blk). */
+QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                             unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
+                             const qk_dparams *p)
+{
+    size_t os = qt_osize(ok);
+    const unsigned char *xa;
+    if (dk == QK_D_P4 || dk == QK_D_P2) {
+        unsigned per = dk == QK_D_P4 ? 2u : 4u;
+        if ((p->phase + a) % per == 0 && (b - a) % per == 0) xa = x + (p->phase + a) / per;
+        else xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
+    } else {
+        xa = x + qt_xbytes(dk, a);
+    }
+    if (a >= b) return;
+    size_t m = b - a, i = 0;
+    unsigned char *ya = y + a * os;
+    vf s = qv_set1(p->scale[e]);
+    vi zp = qv_set1_i(p->zp ? p->zp[e] : 0);
+    for (; m - i >= QT_U; i += QT_U) {
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i + QV_W), ya + (i + QV_W) * os, s, zp);
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i + 2 * QV_W), ya + (i + 2 * QV_W) * os,
+                s, zp);
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i + 3 * QV_W), ya + (i + 3 * QV_W) * os,
+                s, zp);
+    }
+    for (; m - i >= QV_W; i += QV_W)
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
+    if (i < m) {
+        if (m >= QV_W && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
+            qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
+        } else {
+            qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+        }
+    }
+}
+
+/* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
+QT_INLINE void qt_dvec_perelem(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                               unsigned char *y, size_t m, const float *sp, const int32_t *zpp)
+{
+    size_t os = qt_osize(ok);
+    for (size_t i = 0; i < m; i += QV_W)
+        qt_dvec(dk, ok, bits, sgn, x + qt_xbytes(dk, i), y + i * os, qv_loadu_f(sp + i),
+                zpp ? qv_loadu_i(zpp + i) : qv_set1_i(0));
+}
+
+/* The whole run with one parameter entry per blk (< QV_W) elements, as qt_quant_perelem. */
+QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsigned char *x,
+                              unsigned char *y, size_t n, size_t blk, const qk_dparams *p)
+{
+    size_t a = 0, b = n, os = qt_osize(ok), i;
+    const unsigned char *xa = qt_dsplit(dk, ok, bits, sgn, x, y, &a, &b, blk, p);
+    float sb[QT_EXP];
+    int32_t zb[QT_EXP];
+    for (i = a; b - i >= QV_W;) {
+        size_t m = b - i < QT_EXP ? b - i : QT_EXP;
+        m -= m % QV_W;
+        if (blk == 1) {
+            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m,
+                            p->scale + i, p->zp ? p->zp + i : NULL);
+        } else {
+            qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
+            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sb, zb);
+        }
+        i += m;
+    }
+    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
+        float st[QV_W];
+        int32_t zt[QV_W];
+        size_t t = b - a >= QV_W && qt_disjoint(xa, qt_xbytes(dk, b - a), y + a * os,
+                                                 (b - a) * os) ? b - QV_W : i;
+        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+        for (size_t k = b - t; k < QV_W; k++) {
+            st[k] = 1.0f;
+            zt[k] = 0;
+        }
+        const unsigned char *xt = xa + qt_xbytes(dk, t - a);
+        if (b - t == QV_W)
+            qt_dvec(dk, ok, bits, sgn, xt, y + t * os, qv_loadu_f(st), qv_loadu_i(zt));
+        else
+            qt_dpartial(dk, ok, bits, sgn, xt, y + t * os, b - t, qv_loadu_f(st), qv_loadu_i(zt));
+    }
+}
+
+QT_INLINE void qt_deq_run2(int dk, int ok, unsigned bits, int sgn, const void *xv, void *yv,
+                           size_t n, const qk_dparams *p)
+{
+    const unsigned char *x = (const unsigned char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t blk = p->blk ? p->blk : 1;
+    if (blk >= n) {
+        qt_deq_single(dk, ok, bits, sgn, x, y, 0, n, 0, n, p);
+    } else if (blk >= QV_W) {
+        for (size_t a = 0, e = 0; a < n; a += blk, e++)
+            qt_deq_single(dk, ok, bits, sgn, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
+    } else {
+        qt_deq_perelem(dk, ok, bits, sgn, x, y, n, blk, p);
+    }
+}
+
+/* One specialised loop per (bits, signedness), chosen once per run. */
+QT_INLINE void qt_deq_run(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    if (n == 0) return;
+    int sgn = p->is_signed != 0;
+    if (dk == QK_D_B8) {
+        unsigned bits = p->bits >= 8 ? 8u : p->bits;
+        if (bits == 8) {
+            if (sgn) qt_deq_run2(dk, ok, 8, 1, x, y, n, p);
+            else qt_deq_run2(dk, ok, 8, 0, x, y, n, p);
+        } else if (bits == 4) {
+            if (sgn) qt_deq_run2(dk, ok, 4, 1, x, y, n, p);
+            else qt_deq_run2(dk, ok, 4, 0, x, y, n, p);
+        } else if (bits == 2) {
+            if (sgn) qt_deq_run2(dk, ok, 2, 1, x, y, n, p);
+            else qt_deq_run2(dk, ok, 2, 0, x, y, n, p);
+        } else {
+            qk_dequant_scalar(dk, ok, x, y, n, p);   /* not produced by the operators */
+        }
+        return;
+    }
+    unsigned bits = dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
+    if (sgn) qt_deq_run2(dk, ok, bits, 1, x, y, n, p);
+    else qt_deq_run2(dk, ok, bits, 0, x, y, n, p);
+}
+
+/* ---- NaN-ignoring min / max ---- */
+
+/* Sign of the first element equal to zero (the scalar loop keeps the first of equal values,
+ * and +0 / -0 are the only equal values with different bits). */
+static int qt_first_zero_negative(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] == 0.0f) return (int)(qk_f32_bits(x[i]) >> 31);
+    return 0;
+}
+
+/* Folds candidate values (lane accumulators, leftover elements) into the scalar result. */
+static float qt_reduce(const float *c, size_t nc, int is_max, const float *x, size_t n)
+{
+    float r = is_max ? -INFINITY : INFINITY;
+    int pos = 0, neg = 0;
+    for (size_t k = 0; k < nc; k++)
+        if (is_max ? c[k] > r : c[k] < r) r = c[k];
+    if (r != 0.0f) return r;   /* equal nonzero floats have equal bits */
+    for (size_t k = 0; k < nc; k++)
+        if (c[k] == 0.0f) { if (qk_f32_bits(c[k]) >> 31) neg = 1; else pos = 1; }
+    if (pos && neg) neg = qt_first_zero_negative(x, n);
+    return neg ? -0.0f : 0.0f;
+}
+
+static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
+{
+    /* Per lane, min(v, acc) is exactly `v < acc ? v : acc` (x86 returns the second operand
+     * for NaN and for equal values), so each lane keeps the first occurrence of its minimum,
+     * as the scalar loop does. */
+    vf lo0 = qv_set1(INFINITY), lo1 = lo0, lo2 = lo0, lo3 = lo0;
+    vf hi0 = qv_set1(-INFINITY), hi1 = hi0, hi2 = hi0, hi3 = hi0;
+    size_t i = 0;
+    for (; n - i >= QT_U; i += QT_U) {
+        vf v0 = qv_loadu_f(x + i), v1 = qv_loadu_f(x + i + QV_W);
+        vf v2 = qv_loadu_f(x + i + 2 * QV_W), v3 = qv_loadu_f(x + i + 3 * QV_W);
+        lo0 = qv_min(v0, lo0); hi0 = qv_max(v0, hi0);
+        lo1 = qv_min(v1, lo1); hi1 = qv_max(v1, hi1);
+        lo2 = qv_min(v2, lo2); hi2 = qv_max(v2, hi2);
+        lo3 = qv_min(v3, lo3); hi3 = qv_max(v3, hi3);
+    }
+    for (; n - i >= QV_W; i += QV_W) {
+        vf v = qv_loadu_f(x + i);
+        lo0 = qv_min(v, lo0);
+        hi0 = qv_max(v, hi0);
+    }
+    float c[QT_U + QV_W];
+    size_t nc = QT_U, k;
+    qv_storeu_f(c, lo0); qv_storeu_f(c + QV_W, lo1);
+    qv_storeu_f(c + 2 * QV_W, lo2); qv_storeu_f(c + 3 * QV_W, lo3);
+    for (k = i; k < n; k++) c[nc++] = x[k];
+    *mn = qt_reduce(c, nc, 0, x, n);
+    nc = QT_U;
+    qv_storeu_f(c, hi0); qv_storeu_f(c + QV_W, hi1);
+    qv_storeu_f(c + 2 * QV_W, hi2); qv_storeu_f(c + 3 * QV_W, hi3);
+    for (k = i; k < n; k++) c[nc++] = x[k];
+    *mx = qt_reduce(c, nc, 1, x, n);
+}
+
+/* ---- table entries ---- */
+
+#define QT_QFN(xk, qk, yk)                                                                  \
+    static void qt_q_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
+    { qt_quant_run(xk, qk, yk, x, y, n, p); }
+#define QT_QFN_Y(xk, qk) QT_QFN(xk, qk, QK_Y_B8) QT_QFN(xk, qk, QK_Y_B16) \
+    QT_QFN(xk, qk, QK_Y_P4) QT_QFN(xk, qk, QK_Y_P2)
+#define QT_QROW(xk, qk) { qt_q_##xk##_##qk##_QK_Y_B8, qt_q_##xk##_##qk##_QK_Y_B16, \
+                          qt_q_##xk##_##qk##_QK_Y_P4, qt_q_##xk##_##qk##_QK_Y_P2 }
+#define QT_QNULL { NULL, NULL, NULL, NULL }
+
+#define QT_DFN(dk, ok)                                                                    \
+    static void qt_d_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p)  \
+    { qt_deq_run(dk, ok, x, y, n, p); }
+
+QT_QFN_Y(QK_X_F32, QK_Q_F32)
+QT_QFN_Y(QK_X_F32, QK_Q_BF16)
+QT_QFN_Y(QK_X_BF16, QK_Q_F32)
+QT_QFN_Y(QK_X_BF16, QK_Q_BF16)
+QT_QFN_Y(QK_X_I32, QK_Q_F32)
+QT_QFN_Y(QK_X_I32, QK_Q_BF16)
+QT_DFN(QK_D_B8, QK_O_F32)
+QT_DFN(QK_D_B8, QK_O_BF16)
+QT_DFN(QK_D_B16, QK_O_F32)
+QT_DFN(QK_D_B16, QK_O_BF16)
+QT_DFN(QK_D_P4, QK_O_F32)
+QT_DFN(QK_D_P4, QK_O_BF16)
+QT_DFN(QK_D_P2, QK_O_F32)
+QT_DFN(QK_D_P2, QK_O_BF16)
+#if QV_HAVE_F16C
+QT_QFN_Y(QK_X_F32, QK_Q_F16)
+QT_QFN_Y(QK_X_F16, QK_Q_F32)
+QT_QFN_Y(QK_X_F16, QK_Q_F16)
+QT_QFN_Y(QK_X_F16, QK_Q_BF16)
+QT_QFN_Y(QK_X_BF16, QK_Q_F16)
+QT_QFN_Y(QK_X_I32, QK_Q_F16)
+QT_DFN(QK_D_B8, QK_O_F16)
+QT_DFN(QK_D_B16, QK_O_F16)
+QT_DFN(QK_D_P4, QK_O_F16)
+QT_DFN(QK_D_P2, QK_O_F16)
+#define QT_F16(f) f
+#define QT_F16ROW(xk, qk) QT_QROW(xk, qk)
+#else
+#define QT_F16(f) NULL
+#define QT_F16ROW(xk, qk) QT_QNULL
+#endif
+
+/* The table; float64 quotients (int32 x) and 32-bit dequantization stay with scalar.c. */
+#define QT_TABLE(sym, name)                                                                  \
+    const qk_table sym = {                                                                   \
+        name,                                                                                \
+        {                                                                                    \
+            { QT_QROW(QK_X_F32, QK_Q_F32), QT_F16ROW(QK_X_F32, QK_Q_F16),             \
+              QT_QROW(QK_X_F32, QK_Q_BF16), QT_QNULL },                                     \
+            { QT_F16ROW(QK_X_F16, QK_Q_F32), QT_F16ROW(QK_X_F16, QK_Q_F16),     \
+              QT_F16ROW(QK_X_F16, QK_Q_BF16), QT_QNULL },                             \
+            { QT_QROW(QK_X_BF16, QK_Q_F32), QT_F16ROW(QK_X_BF16, QK_Q_F16),           \
+              QT_QROW(QK_X_BF16, QK_Q_BF16), QT_QNULL },                                    \
+            { QT_QROW(QK_X_I32, QK_Q_F32), QT_F16ROW(QK_X_I32, QK_Q_F16),             \
+              QT_QROW(QK_X_I32, QK_Q_BF16), QT_QNULL },                                     \
+        },                                                                                   \
+        {                                                                                    \
+            { qt_d_QK_D_B8_QK_O_F32, QT_F16(qt_d_QK_D_B8_QK_O_F16), qt_d_QK_D_B8_QK_O_BF16 }, \
+            { qt_d_QK_D_B16_QK_O_F32, QT_F16(qt_d_QK_D_B16_QK_O_F16),                       \
+              qt_d_QK_D_B16_QK_O_BF16 },                                                     \
+            { qt_d_QK_D_P4_QK_O_F32, QT_F16(qt_d_QK_D_P4_QK_O_F16), qt_d_QK_D_P4_QK_O_BF16 }, \
+            { qt_d_QK_D_P2_QK_O_F32, QT_F16(qt_d_QK_D_P2_QK_O_F16), qt_d_QK_D_P2_QK_O_BF16 }, \
+            { NULL, NULL, NULL },                                                            \
+        },                                                                                   \
+        qt_minmax,                                                                           \
+    }
+
+#endif

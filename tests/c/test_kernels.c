@@ -1,0 +1,695 @@
+/* Parity test of the SIMD kernel tables against the scalar table.
+ *
+ * Every non-NULL entry of each x86 table (and of the AVX-512 table built on SIMDe, when
+ * linked in) is run on the same inputs as the scalar entry, and the outputs, guard bytes
+ * included, must be identical bit for bit. Inputs sit against inaccessible pages (where the
+ * platform has mmap), so that a read or write past either end of a buffer faults.
+ *
+ * Usage: test_kernels [-q] [-M] [-s SEED] [-r REPS] [-t TABLE]
+ *   -q quick (fewer lengths), -M no single-byte misalignment of typed buffers (for UBSan),
+ *   -r repeats of the length sweep, -t only the named table. */
+#define _DEFAULT_SOURCE
+#include <float.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qsimd.h"
+#include "kernels/kernels.h"
+#include "kernels/convert.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_MMAP 1
+#endif
+
+#if defined(QSIMD_TEST_HAVE_SIMDE)
+extern const qk_table qk_avx512_simde_table;
+#endif
+
+/* ---------- random numbers (splitmix64: reproducible everywhere) ---------- */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static uint32_t rnd32(void) { return (uint32_t)(rnd64() >> 32); }
+static uint32_t rndn(uint32_t n) { return n ? (uint32_t)(((rnd64() >> 32) * n) >> 32) : 0; }
+static int64_t rnd_range(int64_t lo, int64_t hi) { return lo + (int64_t)rndn((uint32_t)(hi - lo + 1)); }
+static float rnd_unit(void) { return (float)(rnd32() >> 8) * (1.0f / 16777216.0f); }
+
+/* ---------- guarded arenas: data placed against a PROT_NONE page ---------- */
+typedef struct arena {
+    unsigned char *base;   /* first usable byte */
+    size_t size;           /* usable bytes, a multiple of the page size */
+} arena;
+
+static size_t page_size(void)
+{
+#ifdef HAVE_MMAP
+    return (size_t)sysconf(_SC_PAGESIZE);
+#else
+    return 4096;
+#endif
+}
+
+static void arena_init(arena *a, size_t bytes)
+{
+    size_t pg = page_size();
+    bytes = (bytes + pg - 1) / pg * pg;
+#ifdef HAVE_MMAP
+    unsigned char *m = mmap(NULL, bytes + 2 * pg, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) { perror("mmap"); exit(2); }
+    if (mprotect(m, pg, PROT_NONE) || mprotect(m + pg + bytes, pg, PROT_NONE)) {
+        perror("mprotect");
+        exit(2);
+    }
+    a->base = m + pg;
+#else
+    a->base = malloc(bytes);
+    if (!a->base) exit(2);
+#endif
+    a->size = bytes;
+}
+
+/* `bytes` bytes ending exactly at the guard page (at_end) or starting `off` bytes after the
+ * leading one. */
+static void *arena_place(arena *a, size_t bytes, int at_end, size_t off)
+{
+    if (bytes + off > a->size) { fprintf(stderr, "arena too small\n"); exit(2); }
+    return at_end ? a->base + a->size - bytes : a->base + off;
+}
+
+/* ---------- bookkeeping ---------- */
+static long n_cases, n_fail;
+static int quick;
+/* Also shift typed buffers by single bytes. The scalar reference then makes misaligned typed
+ * accesses, which x86 and AArch64 perform but UBSan reports: -M turns this off. */
+static int byte_misalign = 1;
+
+/* An offset of 0..3 units, each one byte when byte_misalign, else one element. */
+static size_t shift(size_t units, size_t elem) { return units * (byte_misalign ? 1 : elem); }
+#define MAX_REPORTS 25
+
+#if defined(__GNUC__)
+static void report(const char *tname, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+static void report(const char *tname, const char *what, const char *fmt, ...)
+{
+    n_fail++;
+    if (n_fail > MAX_REPORTS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "MISMATCH [%s] %s: ", tname, what);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static const char *xk_name[] = {"f32", "f16", "bf16", "i32"};
+static const char *qk_name[] = {"q32", "q16", "qbf16", "q64"};
+static const char *yk_name[] = {"B8", "B16", "P4", "P2"};
+static const char *dk_name[] = {"B8", "B16", "P4", "P2", "B32"};
+static const char *ok_name[] = {"f32", "f16", "bf16"};
+
+/* ---------- value generators ---------- */
+static float bits_f(uint32_t u) { return qk_bits_f32(u); }
+
+static float special_float(void)
+{
+    static const uint32_t sp[] = {
+        0x00000000u, 0x80000000u,                            /* +-0 */
+        0x7f800000u, 0xff800000u,                            /* +-inf */
+        0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u,  /* NaNs, quiet and signalling */
+        0x7fffffffu, 0xffffffffu, 0x7fbfffffu,
+        0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu,  /* denormals */
+        0x00800000u, 0x80800000u,                            /* smallest normals */
+        0x7f7fffffu, 0xff7fffffu,                            /* FLT_MAX */
+        0x4f000000u, 0xcf000000u,                            /* +-2^31 */
+        0x4effffffu, 0xceffffffu, 0x4f000001u, 0xcf000001u,  /* around 2^31 */
+        0x4f800000u, 0xcf800000u, 0x5f000000u, 0xdf000000u,  /* 2^32, 2^63 */
+        0x4b000000u, 0x4b000001u, 0xcb000001u,               /* 2^23, 2^23+1 */
+        0x4b800001u, 0x4a800001u, 0x4affffffu,               /* around 2^22..2^24 */
+        0x3f000000u, 0xbf000000u, 0x3fc00000u, 0xbfc00000u,  /* +-0.5, +-1.5 */
+        0x40200000u, 0xc0200000u, 0x3effffffu, 0x3f000001u,  /* 2.5, just around 0.5 */
+        0x477ff000u, 0x477fefffu, 0x477fe000u, 0x38800000u, 0x387fffffu, 0x33800000u,
+        0x33000000u, 0x33000001u, 0x7f7f8000u, 0x7f7f7fffu,  /* f16 / bf16 edges */
+    };
+    return bits_f(sp[rndn(sizeof sp / sizeof sp[0])]);
+}
+
+/* A float x such that x / s stresses the quantizer for the range [lo, hi] of q. */
+static float adversarial_x(float s, float lo, float hi)
+{
+    switch (rndn(10)) {
+    case 0: case 1: {   /* inside and around the range */
+        float u = lo - 4.0f + rnd_unit() * (hi - lo + 8.0f);
+        return u * s;
+    }
+    case 2: case 3: {   /* ties k + 0.5 (exact when s is a power of two) */
+        float k = (float)rnd_range((int64_t)lo - 3, (int64_t)hi + 3);
+        return (k + 0.5f) * s;
+    }
+    case 4: {           /* at and just beyond the bounds, and ties there */
+        float b = rndn(2) ? lo : hi;
+        float v = (b + (float)rnd_range(-1, 1) * 0.5f) * s;
+        uint32_t u = qk_f32_bits(v);
+        if (rndn(2) && (u & 0x7fffffffu) != 0 && (u & 0x7fffffffu) < 0x7f800000u)
+            u += rndn(2) ? 1u : (uint32_t)-1;   /* one ulp either side */
+        return bits_f(u);
+    }
+    case 5: case 6: return special_float();
+    case 7: return bits_f(rnd32());
+    case 8: {           /* |q| near and beyond 2^31 */
+        float m = ldexpf(1.0f + rnd_unit(), (int)rnd_range(20, 40));
+        return (rndn(2) ? m : -m) * s;
+    }
+    default: return (rnd_unit() - 0.5f) * 4.0f * s;
+    }
+}
+
+static float gen_scale(int qk, int kind)
+{
+    float s;
+    switch (kind) {
+    case 0: s = ldexpf(1.0f, (int)rnd_range(-4, 4)); break;             /* exact ties */
+    case 1: s = ldexpf(1.0f + rnd_unit(), (int)rnd_range(-12, 6)); break;
+    default:
+        switch (rndn(12)) {
+        case 0: s = 0.0f; break;
+        case 1: s = -0.0f; break;
+        case 2: s = -ldexpf(1.0f + rnd_unit(), (int)rnd_range(-6, 3)); break;
+        case 3: s = NAN; break;
+        case 4: s = INFINITY; break;
+        case 5: s = -INFINITY; break;
+        case 6: s = bits_f(1u + rndn(0x7fffff)); break;                   /* denormal */
+        case 7: s = 1e-30f; break;
+        case 8: s = 1e30f; break;
+        case 9: s = ldexpf((float)rnd_range(1, 4095), (int)rnd_range(-20, -5)); break;
+        default: s = ldexpf(1.0f + rnd_unit(), (int)rnd_range(-8, 4)); break;
+        }
+    }
+    /* the operator layer hands the kernels scales already rounded to the quotient type */
+    if (qk == QK_Q_F16) s = qk_round_f16(s);
+    else if (qk == QK_Q_BF16) s = qk_round_bf16(s);
+    return s;
+}
+
+/* ---------- quantize ---------- */
+typedef struct qtype {
+    int32_t qmin, qmax;
+    uint32_t mask;
+} qtype;
+
+static const qtype b8_types[] = {
+    {0, 255, 0xff}, {-128, 127, 0xff}, {0, 15, 0x0f}, {-8, 7, 0x0f}, {0, 3, 0x03}, {-2, 1, 0x03},
+};
+static const qtype b16_types[] = {{0, 65535, 0xff}, {-32768, 32767, 0xff}};
+static const qtype p4_types[] = {{0, 15, 0x0f}, {-8, 7, 0x0f}};
+static const qtype p2_types[] = {{0, 3, 0x03}, {-2, 1, 0x03}};
+
+static arena ax, ay1, ay2, asc, azp, asc64;
+
+static size_t ybytes_of(int yk, unsigned phase, size_t n)
+{
+    switch (yk) {
+    case QK_Y_B8: return n;
+    case QK_Y_B16: return 2 * n;
+    case QK_Y_P4: return (phase + n + 1) / 2;
+    default: return (phase + n + 3) / 4;
+    }
+}
+
+static void store_x(int xk, void *x, size_t i, float v, int32_t iv)
+{
+    unsigned char *b = (unsigned char *)x;
+    uint16_t h;
+    switch (xk) {
+    case QK_X_F32: memcpy(b + 4 * i, &v, 4); break;
+    case QK_X_F16:
+        /* mostly converted values, sometimes raw half patterns (NaN payloads, subnormals) */
+        h = rndn(8) ? qk_f32_to_f16(v) : (uint16_t)rnd32();
+        memcpy(b + 2 * i, &h, 2);
+        break;
+    case QK_X_BF16:
+        h = rndn(8) ? qk_f32_to_bf16(v) : (uint16_t)rnd32();
+        if (rndn(4) == 0) h = (uint16_t)(qk_f32_bits(v) >> 16);   /* truncated: other NaNs */
+        memcpy(b + 2 * i, &h, 2);
+        break;
+    default: memcpy(b + 4 * i, &iv, 4); break;
+    }
+}
+
+static int32_t adversarial_i32(float s, float lo, float hi)
+{
+    static const int32_t sp[] = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, 16777217,
+                                 -16777217, 16777216, 33554431, 2147483520, -2147483520};
+    switch (rndn(4)) {
+    case 0: return sp[rndn(sizeof sp / sizeof sp[0])];
+    case 1: return (int32_t)rnd32();
+    default: {
+        float v = adversarial_x(s, lo, hi);
+        if (!(fabsf(v) < 2.0e9f)) return (int32_t)rnd32();
+        return (int32_t)v;
+    }
+    }
+}
+
+typedef struct qcase {
+    int xk, qk, yk;
+    size_t n, blk;
+    qtype ty;
+    unsigned phase;
+    int zp_null;
+    int scale_kind;
+    int x_at_end, y_at_end;
+    size_t xoff, yoff;
+} qcase;
+
+static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const qcase *c)
+{
+    size_t n = c->n, blk = c->blk ? c->blk : 1;
+    size_t entries = n == 0 ? 1 : (n + blk - 1) / blk;
+    size_t xs = (c->xk == QK_X_F32 || c->xk == QK_X_I32) ? 4 : 2;
+    float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
+    double *scale64 = arena_place(&asc64, entries * sizeof(double), 1, 0);
+    int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
+    for (size_t e = 0; e < entries; e++) {
+        scale[e] = gen_scale(c->qk, c->scale_kind);
+        scale64[e] = scale[e];
+        int32_t z;
+        switch (rndn(5)) {
+        case 0: z = c->ty.qmin; break;
+        case 1: z = c->ty.qmax; break;
+        case 2: z = 0; break;
+        default: z = (int32_t)rnd_range(c->ty.qmin, c->ty.qmax);
+        }
+        zp[e] = z;
+    }
+    unsigned char *x = c->x_at_end ? arena_place(&ax, n * xs, 1, 0)
+                                   : arena_place(&ax, n * xs + c->xoff, 0, c->xoff);
+    for (size_t i = 0; i < n; i++) {
+        size_t e = i / blk;
+        int32_t z = c->zp_null ? 0 : zp[e];
+        float s = scale[e];
+        if (!(s != 0.0f && fabsf(s) < INFINITY)) s = 1.0f;   /* keep x meaningful */
+        float lo = (float)(c->ty.qmin - z), hi = (float)(c->ty.qmax - z);
+        store_x(c->xk, x, i, adversarial_x(s, lo, hi), adversarial_i32(s, lo, hi));
+    }
+
+    size_t yb = ybytes_of(c->yk, c->phase, n);
+    const size_t G = 16;   /* guard bytes on each side (none after when y_at_end) */
+    size_t gafter = c->y_at_end ? 0 : G;
+    size_t total = G + yb + gafter;
+    unsigned char *r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
+    unsigned char *r2 = arena_place(&ay2, total + c->yoff, c->y_at_end, c->yoff);
+    for (size_t i = 0; i < total; i++) r1[i] = (unsigned char)rnd32();
+    memcpy(r2, r1, total);
+    unsigned char *pattern = malloc(total ? total : 1);
+    memcpy(pattern, r1, total);
+
+    qk_qparams p;
+    memset(&p, 0, sizeof p);
+    p.scale = scale;
+    p.scale64 = scale64;
+    p.zp = c->zp_null ? NULL : zp;
+    p.blk = c->blk;
+    p.qmin = c->ty.qmin;
+    p.qmax = c->ty.qmax;
+    p.mask = c->ty.mask;
+    p.phase = c->phase;
+    ref(x, r1 + G, n, &p);
+    fn(x, r2 + G, n, &p);
+    n_cases++;
+
+    char what[64];
+    snprintf(what, sizeof what, "quant %s/%s/%s", xk_name[c->xk], qk_name[c->qk],
+             yk_name[c->yk]);
+    /* the reference itself must respect the guards; a disagreement is the SIMD's fault */
+    for (size_t i = 0; i < total; i++) {
+        if (r1[i] != r2[i]) {
+            size_t off = i >= G ? i - G : 0;
+            report(tname, what,
+                   "n=%zu blk=%zu q=[%d,%d] zp=%s phase=%u xoff=%zu yoff=%zu byte %zd: "
+                   "scalar %02x simd %02x (element ~%zu)",
+                   n, c->blk, c->ty.qmin, c->ty.qmax, c->zp_null ? "none" : "set", c->phase,
+                   c->xoff, c->yoff, (ptrdiff_t)i - (ptrdiff_t)G, r1[i], r2[i],
+                   c->yk == QK_Y_B16 ? off / 2 : c->yk == QK_Y_P4 ? off * 2 : c->yk == QK_Y_P2 ? off * 4 : off);
+            break;
+        }
+    }
+    /* guard bytes and the neighbours' bits in the first / last packed byte */
+    int guard_bad = 0;
+    for (size_t i = 0; i < G; i++) guard_bad |= r2[i] != pattern[i];
+    for (size_t i = G + yb; i < total; i++) guard_bad |= r2[i] != pattern[i];
+    if ((c->yk == QK_Y_P4 || c->yk == QK_Y_P2) && n > 0) {
+        unsigned bits = c->yk == QK_Y_P4 ? 4 : 2, per = 8 / bits;
+        unsigned first_keep = (1u << (c->phase * bits)) - 1u;
+        unsigned endslot = (unsigned)((c->phase + n - 1) % per) + 1;
+        unsigned last_keep = endslot == per ? 0u : (0xffu << (endslot * bits)) & 0xffu;
+        if ((r2[G] & first_keep) != (pattern[G] & first_keep)) guard_bad = 1;
+        if ((r2[G + yb - 1] & last_keep) != (pattern[G + yb - 1] & last_keep)) guard_bad = 1;
+    }
+    if (guard_bad)
+        report(tname, what, "n=%zu blk=%zu phase=%u: bytes outside the run changed", n, c->blk,
+               c->phase);
+    free(pattern);
+}
+
+static const qtype *types_for(int yk, size_t *count)
+{
+    switch (yk) {
+    case QK_Y_B8: *count = 6; return b8_types;
+    case QK_Y_B16: *count = 2; return b16_types;
+    case QK_Y_P4: *count = 2; return p4_types;
+    default: *count = 2; return p2_types;
+    }
+}
+
+static const size_t blk_modes[] = {0 /* >= n */, 1, 2, 3, 5, 8, 16, 17, 32, 33, 64, 128};
+#define N_BLK (sizeof blk_modes / sizeof blk_modes[0])
+
+static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, int yk)
+{
+    qk_quant_fn fn = t->quant[xk][qk][yk], ref = qk_scalar_table.quant[xk][qk][yk];
+    size_t nt;
+    const qtype *types = types_for(yk, &nt);
+    unsigned per = yk == QK_Y_P4 ? 2 : yk == QK_Y_P2 ? 4 : 1;
+    size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2, ys = yk == QK_Y_B16 ? 2 : 1;
+    size_t maxn = quick ? 100 : 300;
+    long k = 0;
+    for (size_t n = 0; n <= maxn; n++) {
+        for (size_t b = 0; b < N_BLK; b++) {
+            if (blk_modes[b] >= n && b > 0) continue;   /* same as blk >= n */
+            qcase c;
+            memset(&c, 0, sizeof c);
+            c.xk = xk; c.qk = qk; c.yk = yk; c.n = n;
+            c.blk = b == 0 ? (k % 3 == 0 ? n : n + 1 + (size_t)rndn(1000)) : blk_modes[b];
+            c.ty = types[k % nt];
+            c.phase = (unsigned)(k / nt % per);
+            c.zp_null = rndn(4) == 0;
+            c.scale_kind = (int)rndn(3);
+            c.x_at_end = rndn(2);
+            c.y_at_end = rndn(2);
+            c.xoff = rndn(4) * xs + (rndn(8) == 0 ? shift(1, xs) : 0);
+            c.yoff = shift(rndn(4), ys);
+            run_quant(tname, fn, ref, &c);
+            k++;
+        }
+    }
+    /* large runs: all blk modes, every type */
+    static const size_t big[] = {4099, 65537};
+    for (size_t bi = 0; bi < 2; bi++) {
+        for (size_t b = 0; b < N_BLK; b++) {
+            if (quick && b % 3) continue;
+            qcase c;
+            memset(&c, 0, sizeof c);
+            c.xk = xk; c.qk = qk; c.yk = yk; c.n = big[bi];
+            c.blk = b == 0 ? big[bi] : blk_modes[b];
+            c.ty = types[k % nt];
+            c.phase = (unsigned)(k % per);
+            c.zp_null = k % 5 == 0;
+            c.scale_kind = (int)(k % 3);
+            c.x_at_end = (int)(k & 1);
+            c.y_at_end = (int)((k >> 1) & 1);
+            c.xoff = (size_t)(k % 4) * xs;
+            c.yoff = shift((size_t)(k % 3), ys);
+            run_quant(tname, fn, ref, &c);
+            k++;
+        }
+    }
+}
+
+/* ---------- dequantize ---------- */
+typedef struct dcase {
+    int dk, ok;
+    size_t n, blk;
+    unsigned bits;
+    int is_signed;
+    unsigned phase;
+    int zp_null;
+    int x_at_end, y_at_end;
+    size_t xoff, yoff;
+} dcase;
+
+static float gen_dscale(void)
+{
+    switch (rndn(16)) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return NAN;
+    case 3: return rndn(2) ? INFINITY : -INFINITY;
+    case 4: return bits_f(1u + rndn(0x7fffff));                       /* denormal */
+    case 5: return ldexpf(1.0f + rnd_unit(), (int)rnd_range(-30, -14)); /* f16 subnormal products */
+    case 6: return ldexpf(1.0f + rnd_unit(), (int)rnd_range(0, 14));   /* f16 overflow */
+    case 7: return 3.4e38f;
+    case 8: case 9:   /* few mantissa bits: products land on f16 / bf16 ties */
+        return ldexpf((float)rnd_range(1, 8191), (int)rnd_range(-16, -4)) * (rndn(2) ? 1 : -1);
+    case 10: return bits_f(rnd32());
+    default: return ldexpf(1.0f + rnd_unit(), (int)rnd_range(-10, 4)) * (rndn(4) ? 1 : -1);
+    }
+}
+
+static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, const dcase *c)
+{
+    size_t n = c->n, blk = c->blk ? c->blk : 1;
+    size_t entries = n == 0 ? 1 : (n + blk - 1) / blk;
+    float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
+    int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
+    unsigned cb = c->dk == QK_D_B8 ? c->bits : c->dk == QK_D_B16 ? 16 : c->dk == QK_D_P4 ? 4 : 2;
+    int32_t cmin = c->is_signed ? -(1 << (cb - 1)) : 0;
+    int32_t cmax = c->is_signed ? (1 << (cb - 1)) - 1 : (int32_t)((1u << cb) - 1);
+    for (size_t e = 0; e < entries; e++) {
+        scale[e] = gen_dscale();
+        switch (rndn(5)) {
+        case 0: zp[e] = cmin; break;
+        case 1: zp[e] = cmax; break;
+        case 2: zp[e] = 0; break;
+        default: zp[e] = (int32_t)rnd_range(cmin, cmax);
+        }
+    }
+    size_t xb = c->dk == QK_D_B8 ? n : c->dk == QK_D_B16 ? 2 * n
+              : c->dk == QK_D_P4 ? (c->phase + n + 1) / 2 : (c->phase + n + 3) / 4;
+    unsigned char *x = c->x_at_end ? arena_place(&ax, xb, 1, 0)
+                                   : arena_place(&ax, xb + c->xoff, 0, c->xoff);
+    for (size_t i = 0; i < xb; i++) x[i] = (unsigned char)rnd32();   /* high bits included */
+
+    size_t os = c->ok == QK_O_F32 ? 4 : 2, yb = n * os;
+    const size_t G = 16;
+    size_t gafter = c->y_at_end ? 0 : G, total = G + yb + gafter;
+    unsigned char *r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
+    unsigned char *r2 = arena_place(&ay2, total + c->yoff, c->y_at_end, c->yoff);
+    for (size_t i = 0; i < total; i++) r1[i] = (unsigned char)rnd32();
+    memcpy(r2, r1, total);
+
+    qk_dparams p;
+    memset(&p, 0, sizeof p);
+    p.scale = scale;
+    p.zp = c->zp_null ? NULL : zp;
+    p.blk = c->blk;
+    p.bits = c->bits;
+    p.is_signed = c->is_signed;
+    p.phase = c->phase;
+    ref(x, r1 + G, n, &p);
+    fn(x, r2 + G, n, &p);
+    n_cases++;
+    for (size_t i = 0; i < total; i++) {
+        if (r1[i] != r2[i]) {
+            char what[64];
+            snprintf(what, sizeof what, "dequant %s->%s", dk_name[c->dk], ok_name[c->ok]);
+            report(tname, what,
+                   "n=%zu blk=%zu bits=%u signed=%d zp=%s phase=%u byte %zd: scalar %02x simd "
+                   "%02x (element ~%zu)",
+                   n, c->blk, cb, c->is_signed, c->zp_null ? "none" : "set", c->phase,
+                   (ptrdiff_t)i - (ptrdiff_t)G, r1[i], r2[i], i >= G ? (i - G) / os : 0);
+            break;
+        }
+    }
+}
+
+static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
+{
+    qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
+    unsigned per = dk == QK_D_P4 ? 2 : dk == QK_D_P2 ? 4 : 1;
+    static const unsigned b8bits[] = {8, 4, 2};
+    size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : 2;
+    size_t maxn = quick ? 100 : 300;
+    long k = 0;
+    for (size_t n = 0; n <= maxn; n++) {
+        for (size_t b = 0; b < N_BLK; b++) {
+            if (blk_modes[b] >= n && b > 0) continue;
+            dcase c;
+            memset(&c, 0, sizeof c);
+            c.dk = dk; c.ok = ok; c.n = n;
+            c.blk = b == 0 ? (k % 3 == 0 ? n : n + 1 + (size_t)rndn(1000)) : blk_modes[b];
+            c.bits = dk == QK_D_B8 ? b8bits[k % 3] : 8;
+            c.is_signed = (int)((k / 3) & 1);
+            c.phase = (unsigned)(k / 6 % per);
+            c.zp_null = rndn(4) == 0;
+            c.x_at_end = rndn(2);
+            c.y_at_end = rndn(2);
+            c.xoff = shift(rndn(4), xs);
+            c.yoff = shift(rndn(4), os);
+            run_dequant(tname, fn, ref, &c);
+            k++;
+        }
+    }
+    static const size_t big[] = {4099, 65537};
+    for (size_t bi = 0; bi < 2; bi++) {
+        for (size_t b = 0; b < N_BLK; b++) {
+            if (quick && b % 3) continue;
+            dcase c;
+            memset(&c, 0, sizeof c);
+            c.dk = dk; c.ok = ok; c.n = big[bi];
+            c.blk = b == 0 ? big[bi] : blk_modes[b];
+            c.bits = dk == QK_D_B8 ? b8bits[k % 3] : 8;
+            c.is_signed = (int)((k / 3) & 1);
+            c.phase = (unsigned)(k % per);
+            c.zp_null = k % 5 == 0;
+            c.x_at_end = (int)(k & 1);
+            c.y_at_end = (int)((k >> 1) & 1);
+            c.xoff = shift((size_t)(k % 4), xs);
+            c.yoff = shift((size_t)(k % 3), os);
+            run_dequant(tname, fn, ref, &c);
+            k++;
+        }
+    }
+}
+
+/* ---------- min / max ---------- */
+static float minmax_value(int pattern)
+{
+    switch (pattern) {
+    case 0: return special_float();
+    case 1: return rndn(2) ? 0.0f : -0.0f;                   /* zeros of both signs */
+    case 2: return rndn(3) ? (rndn(2) ? 0.0f : -0.0f) : NAN;
+    case 3: return rndn(2) ? NAN : (rnd_unit() + 0.5f);      /* positives and NaN */
+    case 4: return NAN;
+    case 5: return rndn(2) ? INFINITY : -INFINITY;
+    default: return (rnd_unit() - 0.5f) * 100.0f;
+    }
+}
+
+static void sweep_minmax(const char *tname, const qk_table *t)
+{
+    size_t maxn = quick ? 150 : 400;
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t n = 0; n <= maxn + 5000 * (size_t)rep; n += rep ? 997 : 1) {
+            for (int pat = 0; pat < 8; pat++) {
+                float *x = arena_place(&ax, n * sizeof(float), (int)(n & 1), 0);
+                for (size_t i = 0; i < n; i++) x[i] = minmax_value(pat == 7 ? (int)rndn(7) : pat);
+                if (n && pat == 6 && rndn(2)) {   /* a zero minimum / maximum somewhere late */
+                    for (size_t i = 0; i < n; i++) x[i] = fabsf(x[i]) + 1.0f;
+                    x[n - 1 - rndn((uint32_t)n)] = -0.0f;
+                    x[n - 1 - rndn((uint32_t)n)] = 0.0f;
+                }
+                float a1, b1, a2, b2;
+                qk_scalar_table.minmax_f32(x, n, &a1, &b1);
+                t->minmax_f32(x, n, &a2, &b2);
+                n_cases++;
+                if (qk_f32_bits(a1) != qk_f32_bits(a2) || qk_f32_bits(b1) != qk_f32_bits(b2))
+                    report(tname, "minmax", "n=%zu pattern=%d: scalar (%a, %a) simd (%a, %a)",
+                           n, pat, a1, b1, a2, b2);
+            }
+        }
+    }
+}
+
+/* ---------- driver ---------- */
+static void test_table(const char *tname, const qk_table *t, int reps)
+{
+    long c0 = n_cases, f0 = n_fail;
+    int entries = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        for (int xk = 0; xk < QK_NX; xk++)
+            for (int qk = 0; qk < QK_NQ; qk++)
+                for (int yk = 0; yk < QK_NY; yk++)
+                    if (t->quant[xk][qk][yk]) {
+                        entries += rep == 0;
+                        sweep_quant(tname, t, xk, qk, yk);
+                    }
+        for (int dk = 0; dk < QK_ND; dk++)
+            for (int ok = 0; ok < QK_NO; ok++)
+                if (t->dequant[dk][ok]) {
+                    entries += rep == 0;
+                    sweep_dequant(tname, t, dk, ok);
+                }
+        if (t->minmax_f32) {
+            entries += rep == 0;
+            sweep_minmax(tname, t);
+        }
+    }
+    printf("%-14s %3d entries  %8ld cases  %ld mismatches\n", tname, entries, n_cases - c0,
+           n_fail - f0);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 1;
+    const char *only = NULL;
+    uint64_t seed = 12345;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q")) quick = 1;
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "-M")) byte_misalign = 0;
+        else {
+            fprintf(stderr, "usage: %s [-q] [-M] [-s SEED] [-r REPS] [-t TABLE]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (getenv("QSIMD_TEST_QUICK") && getenv("QSIMD_TEST_QUICK")[0] == '1') quick = 1;
+    rng_state ^= seed * 0x2545f4914f6cdd1dull;
+    size_t big = 65537 * 8 + 4096;
+    arena_init(&ax, big * 4);
+    arena_init(&ay1, big * 2);
+    arena_init(&ay2, big * 2);
+    arena_init(&asc, big * 4);
+    arena_init(&asc64, big * 8);
+    arena_init(&azp, big * 4);
+
+    unsigned f = qsimd_cpu_features();
+    struct { const char *name; const qk_table *t; unsigned needs; } tables[] = {
+#if defined(QSIMD_HAVE_X86)
+        {"sse41", &qk_sse41_table, QSIMD_CPU_SSE41},
+        {"avx2", &qk_avx2_table,
+         QSIMD_CPU_SSE41 | QSIMD_CPU_AVX2 | QSIMD_CPU_FMA | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
+        {"avx512", &qk_avx512_table,
+         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX | QSIMD_CPU_AVX512F |
+             QSIMD_CPU_AVX512BW | QSIMD_CPU_AVX512DQ | QSIMD_CPU_AVX512VL | QSIMD_CPU_OS_AVX512},
+#endif
+#if defined(QSIMD_TEST_HAVE_SIMDE)
+        /* emulated: needs the AVX2 + F16C the emulation is built with */
+        {"avx512-simde", &qk_avx512_simde_table,
+         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
+#endif
+#if defined(QSIMD_HAVE_NEON)
+        {"neon", &qk_neon_table, QSIMD_CPU_NEON},
+#endif
+        {NULL, NULL, 0},
+    };
+    int tested = 0;
+    for (int i = 0; tables[i].name; i++) {
+        if (only && strcmp(only, tables[i].name)) continue;
+        if ((f & tables[i].needs) != tables[i].needs) {
+            printf("%-14s skipped: this CPU cannot run it\n", tables[i].name);
+            continue;
+        }
+        test_table(tables[i].name, tables[i].t, reps);
+        tested++;
+    }
+    printf("kernel parity: %d tables, %ld cases, %ld mismatches\n", tested, n_cases, n_fail);
+    return n_fail ? 1 : 0;
+}
