@@ -200,6 +200,67 @@ def case_dequant(n, in_name, per="tensor", out_dtype=np.float32, use_out=True):
     return ours, peers, floor_fn(n * bits // 8 if bits == 8 else n, n * np.dtype(out_dtype).itemsize), n
 
 
+def _pack_nibbles(codes: np.ndarray) -> np.ndarray:
+    c = codes.view(np.uint8)
+    if c.size % 2:
+        c = np.concatenate([c, np.zeros(1, np.uint8)])
+    return c[0::2] | (c[1::2] << np.uint8(4))
+
+
+def case_quant_fp(n, out_name, packed=False, use_out=True):
+    """f32 -> float8e4m3fn / float4e2m1 per-tensor (saturate=1, the ONNX default). The NumPy
+    peer is the plain ml_dtypes cast (no clip), plus the nibble packing for float4."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    ydt = np.dtype({"float8e4m3fn": ml_dtypes.float8_e4m3fn,
+                    "float4e2m1": ml_dtypes.float4_e2m1fn}[out_name])
+    scale = np.array(0.05, np.float32)
+    zp = np.zeros((), ydt)
+    out = np.empty(((n + 1) // 2,) if packed else (n,), np.uint8 if packed else ydt)
+    if use_out:
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, packed=packed, out=out)  # noqa: E731
+    else:
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, packed=packed)  # noqa: E731
+    peers = {}
+    if packed:
+        peers["numpy"] = lambda: _pack_nibbles((x / scale).astype(ydt))
+    else:
+        peers["numpy"] = lambda: (x / scale).astype(ydt)
+    code = {"float8e4m3fn": 17, "float4e2m1": 23}[out_name]
+    sess = ort_session("QuantizeLinear", TensorProto.FLOAT, scale, zp, code, (n,)) if ort else None
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    return ours, peers, floor_fn(4 * n, n if not packed else max(1, n // 2)), n
+
+
+def case_dequant_fp(n, in_name, packed=False, use_out=True):
+    rng = np.random.default_rng(5)
+    xdt = np.dtype({"float8e4m3fn": ml_dtypes.float8_e4m3fn,
+                    "float4e2m1": ml_dtypes.float4_e2m1fn}[in_name])
+    x = (rng.standard_normal(n) * 4).astype(np.float32).astype(xdt)
+    scale = np.array(0.05, np.float32)
+    src = qsimd.PackedTensor(qsimd.pack(x), in_name, x.shape) if packed else x
+    out = np.empty(n, np.float32)
+    ours = (lambda: qsimd.dequantize_linear(src, scale, out=out)) if use_out else \
+        (lambda: qsimd.dequantize_linear(src, scale))
+    peers = {}
+    if packed:
+        raw = qsimd.pack(x)
+
+        def np_unpack_dq():
+            c = np.empty(raw.size * 2, np.uint8)
+            c[0::2], c[1::2] = raw & np.uint8(15), raw >> np.uint8(4)
+            return c[:n].view(xdt).astype(np.float32) * scale
+        peers["numpy"] = np_unpack_dq
+    else:
+        peers["numpy"] = lambda: x.astype(np.float32) * scale
+    code = {"float8e4m3fn": 17, "float4e2m1": 23}[in_name]
+    sess = ort_session("DequantizeLinear", code, scale, None, TensorProto.FLOAT, (n,)) if ort else None
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    return ours, peers, floor_fn(n if not packed else max(1, n // 2), 4 * n), n
+
+
 def case_dynamic(n):
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n).astype(np.float32)
@@ -231,6 +292,10 @@ CASES = {
     "dq_i4": ("dequantize int4->f32 per-tensor", lambda n, o: case_dequant(n, "int4", use_out=o)),
     "dq_u8_f16": ("dequantize u8->f16 per-tensor", lambda n, o: case_dequant(n, "uint8", out_dtype=np.float16, use_out=o)),
     "dyn": ("DynamicQuantizeLinear f32->u8", lambda n, o: case_dynamic(n)),
+    "q_e4m3": ("quantize f32->float8e4m3fn per-tensor", lambda n, o: case_quant_fp(n, "float8e4m3fn", use_out=o)),
+    "dq_e4m3": ("dequantize float8e4m3fn->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float8e4m3fn", use_out=o)),
+    "q_f4p": ("quantize f32->float4e2m1 packed per-tensor", lambda n, o: case_quant_fp(n, "float4e2m1", packed=True, use_out=o)),
+    "dq_f4p": ("dequantize float4e2m1 packed->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float4e2m1", packed=True, use_out=o)),
 }
 PEERS = ("numpy", "onnxruntime", "torch")
 

@@ -27,6 +27,7 @@ from ._api import (
     set_num_threads,
     unpack,
 )
+from . import quark   # AMD Quark's Extended*Linear names (qsimd.quark)
 
 __version__ = "0.1.0"
 
@@ -50,5 +51,6 @@ __all__ = [
     "get_library_dir",
     "set_num_threads",
     "get_num_threads",
+    "quark",
     "__version__",
 ]

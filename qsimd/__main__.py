@@ -38,6 +38,20 @@ _CHECKS = [
      lambda: qsimd.dequantize_linear(np.array([[1, -2], [7, -8]], ml_dtypes.int4),
                                      np.array([0.5, 2], np.float32), axis=0),
      np.array([[0.5, -1], [14, -16]], np.float32)),
+    # ONNX's test_quantizelinear_e4m3fn: 0, 0.5, 1, 448 (saturated), 96 as e4m3fn bits
+    ("QuantizeLinear f32->float8e4m3fn",
+     lambda: qsimd.quantize_linear(np.array([0, 1, 2, 100000, 200], np.float32), np.float32(2),
+                                   output_dtype="float8e4m3fn").view(np.uint8),
+     np.array([0x00, 0x30, 0x38, 0x7E, 0x6C], np.uint8)),
+    # 0, 1.25 -> 1, 2.4 -> 2, 4.3 -> 4: codes 0, 2, 4, 6, two per byte, low nibble first
+    ("QuantizeLinear f32->float4e2m1 packed",
+     lambda: qsimd.quantize_linear(np.array([0, 2.5, 4.8, 8.6], np.float32), np.float32(2),
+                                   output_dtype="float4e2m1", packed=True),
+     np.array([0x20, 0x64], np.uint8)),
+    ("DequantizeLinear float8e5m2->f32",
+     lambda: qsimd.dequantize_linear(np.array([0x3C, 0x7B, 0xC0], np.uint8).view(
+         ml_dtypes.float8_e5m2), np.float32(2)),
+     np.array([2, 114688, -4], np.float32)),
 ]
 
 

@@ -16,12 +16,14 @@ from . import _core
 from ._dtypes import (
     CODE_TO_DTYPE,
     DQ_INPUT_CODES,
+    DQ_OUTPUT_CODES,
     DQ_SCALE_CODES,
     DTYPE_TO_CODE,
     FLOAT_OUT_CODES,
-    INT_OUTPUT_CODES,
+    FLOAT_ZP_CODES,
     INT_RANGE,
     Q_INPUT_CODES,
+    Q_OUTPUT_CODES,
     Q_SCALE_CODES,
     SUBBYTE_BITS,
     name_of,
@@ -93,16 +95,35 @@ def _float_input(value, argname: str, codes, ints_exact: bool,
     return _native(a), code
 
 
-def _int_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
-    """x or zero point of an integer type. Python data takes the type `code_hint`."""
+def _python_floats(value, code: int, argname: str) -> np.ndarray:
+    """Python numbers -> array of the float type `code` (float8, float4, float16, bfloat16).
+    Values must be exact in that type: a zero point is never rounded silently."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+        raise TypeError(f"{argname} must hold numbers for type {name_of(code)}, got {a.dtype}")
+    a = a.astype(np.float64)
+    with np.errstate(all="ignore"):
+        out = a.astype(CODE_TO_DTYPE[code])
+        back = out.astype(np.float64)
+    if not np.array_equal(back, a, equal_nan=True):
+        raise ValueError(f"{argname} values must be exactly representable in {name_of(code)}")
+    return out   # keeps 0-d inputs 0-d
+
+
+def _typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
+    """x (DequantizeLinear) or a zero point: an array keeps its dtype, which must be in
+    `codes`; Python data takes the type `code_hint` (integers range-checked, float types
+    exact)."""
     if not isinstance(value, np.ndarray):
         a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
         if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
+            if code_hint in FLOAT_ZP_CODES:
+                return _python_floats(a, code_hint, argname), code_hint
             return _python_ints(a, code_hint, argname), code_hint
         value = a
     code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
     if code not in codes:
-        raise TypeError(f"{argname} must have a quantized integer type ({_names(codes)}), "
+        raise TypeError(f"{argname} must have a quantized type ({_names(codes)}), "
                         f"got {value.dtype}")
     _check_size(value, argname, limit)
     return _native(value), code
@@ -178,11 +199,17 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
     x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
-    scale: one element (per-tensor), 1-D of length ``x.shape[axis]`` (per-axis), or x's shape
-    with ``ceil(D / block_size)`` entries along `axis` (blocked).
+    scale: float32, float16, bfloat16, int32 or float8_e8m0fnu; one element (per-tensor), 1-D
+    of length ``x.shape[axis]`` (per-axis), or x's shape with ``ceil(D / block_size)`` entries
+    along `axis` (blocked).
     zero_point: None, or scale's shape; its dtype is the output type.
-    output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2, as a NumPy /
-    ml_dtypes dtype, a name or an ONNX TensorProto code.
+    output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
+    types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored)
+    and float4_e2m1fn (zero point added in float, saturates at +-6); AMD Quark's int32,
+    uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
+    integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
+    saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
+    values that round past it become inf (e5m2) or NaN.
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
     packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
     out: an array of exactly the result's shape and dtype to write into (any layout; a
@@ -214,15 +241,15 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                             f"(supported: {_names(INT_OUTPUT_CODES)})")
     zt = None
     if zero_point is not None:
-        zero_point, zt = _int_array(zero_point, "zero_point", ot or 2,
-                                    tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
-                                    else INT_OUTPUT_CODES, limit)
+        zero_point, zt = _typed_array(zero_point, "zero_point", ot or 2,
+                                      tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
+                                      else Q_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
     yt = ot or zt or 2
-    if yt not in INT_OUTPUT_CODES:
+    if yt not in Q_OUTPUT_CODES:
         raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
-                        f"(supported: {_names(INT_OUTPUT_CODES)})")
+                        f"(supported: {_names(Q_OUTPUT_CODES)})")
     _flag(saturate, "saturate")
     prec = 0
     if precision is not None and not (isinstance(precision, (int, np.integer))
@@ -253,14 +280,15 @@ class PackedTensor(NamedTuple):
     with its element type and logical shape: what ``quantize_linear(..., packed=True)``
     returns as `data`. ``dequantize_linear`` reads it directly, without unpacking first."""
     data: np.ndarray   # uint8, ceil(n * bits / 8) bytes
-    dtype: object      # int4, uint4, int2 or uint2 (any spelling)
+    dtype: object      # int4, uint4, int2, uint2 or float4_e2m1fn (any spelling)
     shape: tuple
 
 
 def _packed_input(x: PackedTensor):
     code = resolve(x.dtype, "x.dtype")
-    if code not in SUBBYTE_BITS or code == 23:
-        raise TypeError(f"x.dtype must be int4, uint4, int2 or uint2, got {name_of(code)}")
+    if code not in SUBBYTE_BITS:
+        raise TypeError(f"x.dtype must be int4, uint4, int2, uint2 or float4_e2m1fn, got "
+                        f"{name_of(code)}")
     data = x.data
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(data, np.uint8)
@@ -288,9 +316,15 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
                       out=None, num_threads=None):
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
 
-    x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2 (ml_dtypes arrays), or
-    uint32 (AMD Quark). Python data takes zero_point's dtype when that is an array, else int32.
-    The output type is the scale's (float32, float16, bfloat16) unless `output_dtype` is given.
+    x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
+    point absent or zero) and float4_e2m1fn (zero point ignored) as ml_dtypes arrays, a
+    PackedTensor of 4- or 2-bit data, or AMD Quark's uint32, float16 and bfloat16
+    (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
+    when that is an array, else int32.
+    scale: float32, float16, bfloat16 or float8_e8m0fnu.
+    The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
+    given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
+    rounds them), as the ONNX reference does.
     x may also be a PackedTensor (ONNX raw 4/2-bit bytes), read without unpacking.
     out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
     packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
@@ -308,7 +342,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     zp_code = None
     if isinstance(zero_point, np.ndarray):
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
-    x, xt = _int_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
+    x, xt = _typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
     return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
                        num_threads)
 
@@ -319,7 +353,7 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
     scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _int_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
+        zero_point, zt = _typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
     if output_dtype is None or (isinstance(output_dtype, (int, np.integer))
@@ -327,8 +361,9 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
         yt = st
     else:
         yt = resolve(output_dtype, "output_dtype")
-    if yt not in FLOAT_OUT_CODES:
-        raise TypeError(f"output_dtype must be float32, float16 or bfloat16, got {name_of(yt)}")
+    if yt not in DQ_OUTPUT_CODES:
+        raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
+                        f"got {name_of(yt)}")
     axis = _attr64(axis, "axis")
     block_size = _attr64(block_size, "block_size")
     y, user_out = _output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))

@@ -42,11 +42,19 @@ _ONNX_OTHER = {0: "undefined", 7: "int64", 8: "string", 9: "bool", 11: "double",
 SUBBYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
 
 Q_INPUT_CODES = (1, 10, 16, 6)            # float32, float16, bfloat16, int32
-Q_SCALE_CODES = (1, 10, 16, 6)
-DQ_SCALE_CODES = (1, 10, 16)
+Q_SCALE_CODES = (1, 10, 16, 6, 24)        # + float8e8m0 (opset 24)
+DQ_SCALE_CODES = (1, 10, 16, 24)
 FLOAT_OUT_CODES = (1, 10, 16)
 INT_OUTPUT_CODES = (2, 3, 4, 5, 21, 22, 25, 26)
-DQ_INPUT_CODES = INT_OUTPUT_CODES + (6, 12)   # + int32 (ONNX) and uint32 (AMD Quark)
+FLOAT8_CODES = (17, 18, 19, 20)           # e4m3fn, e4m3fnuz, e5m2, e5m2fnuz
+FLOAT4_CODE = 23
+# AMD Quark's ExtendedQuantizeLinear / ExtendedDequantizeLinear add these to ONNX's types.
+QUARK_EXTRA_CODES = (6, 12, 10, 16)       # int32, uint32, float16, bfloat16
+Q_OUTPUT_CODES = INT_OUTPUT_CODES + FLOAT8_CODES + (FLOAT4_CODE,) + QUARK_EXTRA_CODES
+DQ_INPUT_CODES = INT_OUTPUT_CODES + (6, 12) + FLOAT8_CODES + (FLOAT4_CODE, 10, 16)
+DQ_OUTPUT_CODES = FLOAT_OUT_CODES + (24,)   # e8m0: the reference's output for an e8m0 scale
+# Zero points that are not integers: given as Python numbers they must be exact in the type.
+FLOAT_ZP_CODES = FLOAT8_CODES + (FLOAT4_CODE, 10, 16)
 INT_RANGE = {2: (0, 255), 3: (-128, 127), 4: (0, 65535), 5: (-32768, 32767), 6: (-2**31, 2**31 - 1),
              12: (0, 2**32 - 1), 21: (0, 15), 22: (-8, 7), 25: (0, 3), 26: (-2, 1)}
 

@@ -43,6 +43,16 @@ FLOAT_TYPES = {
 }
 Q_IN_TYPES = dict(FLOAT_TYPES, int32=(np.dtype(np.int32), TensorProto.INT32))
 
+# float8 / float4 types: name -> (dtype, ONNX code)
+FP_TYPES = {
+    "float8e4m3fn": (np.dtype(ml_dtypes.float8_e4m3fn), TensorProto.FLOAT8E4M3FN),
+    "float8e4m3fnuz": (np.dtype(ml_dtypes.float8_e4m3fnuz), TensorProto.FLOAT8E4M3FNUZ),
+    "float8e5m2": (np.dtype(ml_dtypes.float8_e5m2), TensorProto.FLOAT8E5M2),
+    "float8e5m2fnuz": (np.dtype(ml_dtypes.float8_e5m2fnuz), TensorProto.FLOAT8E5M2FNUZ),
+    "float4e2m1": (np.dtype(ml_dtypes.float4_e2m1fn), TensorProto.FLOAT4E2M1),
+}
+E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
+
 
 def onnx_code(dtype) -> int:
     return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
@@ -82,8 +92,9 @@ def _feeds(x, scale, zero_point):
 
 
 def ref_quantize(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
-                 precision=None):
-    """onnx.reference QuantizeLinear. output_dtype / precision: ONNX codes or None."""
+                 precision=None, saturate=None):
+    """onnx.reference QuantizeLinear. output_dtype / precision: ONNX codes or None;
+    saturate: None (the default, 1) or 0/1."""
     if output_dtype is not None:
         out = helper.tensor_dtype_to_np_dtype(output_dtype)
     elif zero_point is not None:
@@ -93,7 +104,7 @@ def ref_quantize(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtyp
     ins = [x.dtype, scale.dtype] + ([zero_point.dtype] if zero_point is not None else [])
     ev = _evaluator("QuantizeLinear", ins, [out],
                     {"axis": axis, "block_size": block_size, "output_dtype": output_dtype,
-                     "precision": precision})
+                     "precision": precision, "saturate": saturate})
     with np.errstate(all="ignore"):
         return ev.run(None, _feeds(x, scale, zero_point))[0]
 

@@ -13,7 +13,6 @@ from qtest_util import QUICK, STATS, assert_same
 OPS = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
 CASE_MODULES = ("quantizelinear", "dequantizelinear", "dynamicquantizelinear")
 EXPECTED_COUNT = 33
-FLOAT8_4 = ("e4m3fn", "e5m2", "float4e2m1")
 
 
 def _collect():
@@ -48,12 +47,7 @@ def _attrs(node):
 
 def _params():
     for c in CASES:
-        marks = ()
-        if any(t in c.name for t in FLOAT8_4):
-            # TypeError: the type is refused up front, never a silently wrong result
-            marks = pytest.mark.xfail(strict=True, raises=TypeError,
-                                      reason="float8/float4 types: see the types issue")
-        yield pytest.param(c, id=c.name, marks=marks)
+        yield pytest.param(c, id=c.name)
 
 
 def test_case_count():

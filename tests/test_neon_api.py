@@ -118,6 +118,42 @@ def test_dequantize_matches_scalar(layout, otn):
                 assert a == b, (sdt, odt, z is None)
 
 
+FP = {"float8e4m3fn": (ml_dtypes.float8_e4m3fn, 448.0), "float8e5m2": (ml_dtypes.float8_e5m2, 57344.0),
+      "float4e2m1": (ml_dtypes.float4_e2m1fn, 6.0)}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("otn", list(FP))
+def test_float8_float4_match_scalar(layout, otn):
+    """float32 -> float8 e4m3fn / e5m2 / float4 (packed runs starting mid-byte) and back."""
+    shape, axis, block = layout
+    rng = np.random.default_rng(zlib.crc32(repr((layout, otn, 2)).encode()))
+    dt, top = FP[otn]
+    scale, _ = _params(rng, shape, axis, block, "uint8", np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = adversarial(rng, shape, float(np.max(scale)) * top / 128, -130, 130)
+    zp = None
+    if otn == "float4e2m1":
+        zp = rng.choice([0.0, -0.0, 0.5, -1.5, 6.0], np.shape(scale)).astype(np.float32).astype(dt)
+    for packed in ((False, True) if otn == "float4e2m1" else (False,)):
+        for z in (zp, None):
+            for sat in (True, False):
+                a, b = run_both(lambda: qsimd.quantize_linear(
+                    x, scale, z, axis=axis, block_size=block, packed=packed, saturate=sat,
+                    output_dtype=otn))
+                assert a == b, (packed, z is None, sat)
+    codes = rng.integers(0, 256, shape).astype(np.uint8)
+    xq = (codes & 15 if otn == "float4e2m1" else codes).view(dt)
+    for odt in (None, np.float16, ml_dtypes.bfloat16):
+        a, b = run_both(lambda: qsimd.dequantize_linear(xq, scale, axis=axis, block_size=block,
+                                                        output_dtype=odt))
+        assert a == b, odt
+    if otn == "float4e2m1":
+        pt = qsimd.PackedTensor(qsimd.pack(xq), otn, xq.shape)
+        a, b = run_both(lambda: qsimd.dequantize_linear(pt, scale, axis=axis, block_size=block))
+        assert a == b, "packed"
+
+
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 100, 1000])
 def test_dynamic_quantize_matches_scalar(n):
     rng = np.random.default_rng(n)

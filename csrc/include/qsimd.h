@@ -94,7 +94,7 @@ typedef struct qsimd_tensor {
 typedef struct qsimd_quantize_options {
     int64_t axis;           /* ONNX default 1; negative counts from the back */
     int64_t block_size;     /* 0 = per-tensor / per-axis */
-    int32_t saturate;       /* float8 outputs only; ONNX default 1 */
+    int32_t saturate;       /* 0 or 1, for float8 outputs; ONNX default 1 */
     int32_t precision;      /* 0 = by the types (CONTRACT.md rule 1), else FLOAT/FLOAT16/BFLOAT16 */
     int32_t num_threads;    /* 0 = the process default (qsimd_set_num_threads), else 1..64 */
 } qsimd_quantize_options;
@@ -112,14 +112,25 @@ QSIMD_API void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
 
 /* QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point).
  *   x           FLOAT, FLOAT16, BFLOAT16 or INT32.
- *   scale       FLOAT, FLOAT16, BFLOAT16 or INT32: one element (per-tensor), 1-D of length
- *               x.shape[axis] (per-axis), or x's shape with ceil(D / block_size) entries
- *               along axis (blocked).
+ *   scale       FLOAT, FLOAT16, BFLOAT16, INT32 or FLOAT8E8M0: one element (per-tensor),
+ *               1-D of length x.shape[axis] (per-axis), or x's shape with ceil(D / block_size)
+ *               entries along axis (blocked).
  *   zero_point  NULL, or scale's shape (one element each also matches) and y's dtype.
  *   opt         NULL for the defaults.
- *   y           x's shape; y->dtype is the output type (UINT8, INT8, UINT16, INT16, UINT4,
- *               INT4, UINT2, INT2); y->packed selects the ONNX raw layout for 4/2-bit types.
- * Returns QSIMD_OK, or an error code with err->message naming the argument at fault.
+ *   y           x's shape; y->dtype is the output type:
+ *               - UINT8, INT8, UINT16, INT16, UINT4, INT4, UINT2, INT2; y->packed selects the
+ *                 ONNX raw layout for 4/2-bit types;
+ *               - FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ: x / scale rounded
+ *                 to nearest even, the zero point ignored; opt->saturate 1 clips to the finite
+ *                 range, 0 turns values that round past it into inf (E5M2) or NaN;
+ *               - FLOAT4E2M1 (packed or one per byte): x / scale + zero_point (in float),
+ *                 rounded to nearest even, saturating at +-6;
+ *               - AMD Quark: INT32, UINT32 (as the integer types, clamped in double), FLOAT16,
+ *                 BFLOAT16 (x / scale + zero_point in float32, rounded to nearest even, not to
+ *                 an integer).
+ *               Float results have ml_dtypes' bit patterns.
+ * Returns QSIMD_OK, or an error code with err->message naming the argument at fault
+ * (QSIMD_ERR_VALUE for opt->saturate other than 0 or 1).
  * Nothing is written to y on a validation error. */
 QSIMD_API int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                                     const qsimd_tensor *zero_point,
@@ -129,10 +140,14 @@ QSIMD_API int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *s
 /* DequantizeLinear: y = (x - zero_point) * scale. The subtraction is exact (int64), the
  * difference is rounded once to float32 and multiplied in float32, then rounded to y's dtype.
  *   x           UINT8, INT8, UINT16, INT16, INT32, UINT32, UINT4, INT4, UINT2, INT2
- *               (x->packed selects the ONNX raw layout for 4/2-bit types).
- *   scale       FLOAT, FLOAT16 or BFLOAT16, shaped as for quantize.
+ *               (x->packed selects the ONNX raw layout for 4/2-bit types);
+ *               FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ (zero point NULL or
+ *               all +-0, else QSIMD_ERR_VALUE); FLOAT4E2M1, packed or not (zero point ignored);
+ *               AMD Quark FLOAT16, BFLOAT16: (float32(x) - float32(zero_point)) * scale.
+ *   scale       FLOAT, FLOAT16, BFLOAT16 or FLOAT8E8M0, shaped as for quantize.
  *   zero_point  NULL, or scale's shape and x's dtype.
- *   y           x's shape; dtype FLOAT, FLOAT16 or BFLOAT16. */
+ *   y           x's shape; dtype FLOAT, FLOAT16, BFLOAT16, or FLOAT8E8M0 (the float32
+ *               product rounded as ml_dtypes does: what ONNX gives for an e8m0 scale). */
 QSIMD_API int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                                       const qsimd_tensor *zero_point,
                                       const qsimd_dequantize_options *opt,

@@ -9,6 +9,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* For the per-element helpers that must fold their constant format arguments. */
+#if defined(__GNUC__) || defined(__clang__)
+#define QK_ALWAYS_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define QK_ALWAYS_INLINE static __forceinline
+#else
+#define QK_ALWAYS_INLINE static inline
+#endif
+
 static inline uint32_t qk_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float qk_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
@@ -80,6 +89,126 @@ static inline double qk_rint_small64(double v)   /* |v| < 2^51 */
 #else
     return rint(v);
 #endif
+}
+
+/* ---- float8 / float4 / e8m0 (ONNX FLOAT8E4M3FN ... FLOAT4E2M1, FLOAT8E8M0) ----
+ * Bit patterns follow ml_dtypes 0.6 exactly; tests/sweeps/sweep_float8.py checks every
+ * float32 input against it. Integer arithmetic only, so no FPU mode can change a result. */
+enum { QK_FP_E4M3FN, QK_FP_E4M3FNUZ, QK_FP_E5M2, QK_FP_E5M2FNUZ, QK_FP_E2M1 };
+
+QK_ALWAYS_INLINE unsigned qk_fp_man(int fmt)   /* mantissa bits */
+{
+    return fmt == QK_FP_E2M1 ? 1u : (fmt == QK_FP_E5M2 || fmt == QK_FP_E5M2FNUZ) ? 2u : 3u;
+}
+
+QK_ALWAYS_INLINE int qk_fp_bias(int fmt)
+{
+    switch (fmt) {
+    case QK_FP_E4M3FN: return 7;
+    case QK_FP_E4M3FNUZ: return 8;
+    case QK_FP_E5M2: return 15;
+    case QK_FP_E5M2FNUZ: return 16;
+    default: return 1;
+    }
+}
+
+QK_ALWAYS_INLINE uint32_t qk_fp_maxcode(int fmt)   /* largest finite magnitude code */
+{
+    switch (fmt) {
+    case QK_FP_E4M3FN: return 0x7e;   /* 448; 0x7f is NaN */
+    case QK_FP_E5M2: return 0x7b;     /* 57344; 0x7c is inf */
+    case QK_FP_E2M1: return 0x7;      /* 6 */
+    default: return 0x7f;             /* fnuz: 240 / 57344; 0x80 is the only NaN */
+    }
+}
+
+/* float32 -> code, round to nearest even. saturate: out-of-range and inf give +-max
+ * (float4 always saturates: it has no inf or NaN); otherwise overflow of the ROUNDED value
+ * gives inf (e5m2) or NaN. NaN: e4m3fn 0x7f|sign, e5m2 0x7e|sign, fnuz 0x80, and float4
+ * (no NaN) gives the zero of the OPPOSITE sign, as ml_dtypes does. fnuz has no -0. */
+QK_ALWAYS_INLINE uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
+{
+    uint32_t u = qk_f32_bits(f), a = u & 0x7fffffffu, neg = u >> 31, c;
+    unsigned m = qk_fp_man(fmt);
+    int bias = qk_fp_bias(fmt);
+    uint32_t maxc = qk_fp_maxcode(fmt), sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u;
+    int fnuz = fmt == QK_FP_E4M3FNUZ || fmt == QK_FP_E5M2FNUZ;
+    if (a > 0x7f800000u) {
+        if (fnuz) return 0x80;
+        if (fmt == QK_FP_E2M1) return neg ? 0x0 : 0x8;
+        return (uint8_t)((fmt == QK_FP_E5M2 ? 0x7eu : 0x7fu) | (neg << 7));
+    }
+    int e = (int)(a >> 23);
+    if (a == 0x7f800000u) {
+        c = maxc + 1;   /* inf: treated as an overflow */
+    } else if (e >= 128 - bias) {
+        /* normal in the target: rebias the exponent, round the dropped bits to even */
+        unsigned sh = 23u - m;
+        uint32_t r = a - ((uint32_t)(127 - bias) << 23);
+        r += ((1u << (sh - 1)) - 1u) + ((r >> sh) & 1u);
+        c = r >> sh;   /* a carry moves into the exponent; above maxc is an overflow */
+    } else {
+        /* subnormal in the target: value / 2^(1 - bias - m), rounded to an integer */
+        uint32_t mant = e ? (a & 0x7fffffu) | 0x800000u : a & 0x7fffffu;
+        int sh = 151 - bias - (int)m - (e ? e : 1);   /* >= 20 here */
+        if (sh >= 25) {
+            c = 0;   /* below half the smallest subnormal (mant < 2^24) */
+        } else {
+            uint32_t half = 1u << (sh - 1), rem = mant & ((half << 1) - 1u);
+            c = mant >> sh;
+            if (rem > half || (rem == half && (c & 1u))) c++;
+        }
+    }
+    if (c > maxc) {
+        if (saturate || fmt == QK_FP_E2M1) c = maxc;
+        else if (fnuz) return 0x80;
+        else return (uint8_t)((fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu) | (neg << 7));
+    }
+    if (fnuz && c == 0) return 0;   /* -0 becomes +0 */
+    return (uint8_t)(c | (neg ? sbit : 0u));
+}
+
+/* code -> float32, exact. NaN codes give the quiet NaN 0x7fc00000 with the code's sign
+ * (fnuz: 0xffc00000, as ml_dtypes), inf codes give inf. Float4 reads the low nibble only. */
+QK_ALWAYS_INLINE float qk_fp_to_f32(uint8_t code, int fmt)
+{
+    unsigned m = qk_fp_man(fmt);
+    int bias = qk_fp_bias(fmt);
+    uint32_t c = fmt == QK_FP_E2M1 ? code & 0xfu : code;
+    uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u, mag = c & (sbit - 1u);
+    uint32_t sign = (c & sbit) ? 0x80000000u : 0u;
+    /* both forms, then a select: no data-dependent branch. Normal: rebias the exponent.
+     * Subnormal or zero: man * 2^(1 - bias - m), exact and computed on normal floats. */
+    uint32_t normal = sign | ((mag << (23u - m)) + ((uint32_t)(127 - bias) << 23));
+    uint32_t unit = (uint32_t)(127 + 1 - bias - (int)m) << 23;
+    uint32_t sub = sign | qk_f32_bits((float)(mag & ((1u << m) - 1u)) * qk_bits_f32(unit));
+    uint32_t r = (mag >> m) ? normal : sub;
+    if (fmt == QK_FP_E4M3FNUZ || fmt == QK_FP_E5M2FNUZ)
+        r = c == 0x80 ? 0xffc00000u : r;
+    else if (fmt == QK_FP_E4M3FN)
+        r = mag == 0x7f ? sign | 0x7fc00000u : r;
+    else if (fmt == QK_FP_E5M2)
+        r = mag >= 0x7c ? sign | (mag == 0x7c ? 0x7f800000u : 0x7fc00000u) : r;
+    return qk_bits_f32(r);
+}
+
+/* float8e8m0 (ml_dtypes float8_e8m0fnu): 2^(code - 127), 0xff is NaN. */
+static inline float qk_e8m0_to_f32(uint8_t c)
+{
+    if (c == 0xff) return qk_bits_f32(0x7fc00000u);
+    return qk_bits_f32(c ? (uint32_t)c << 23 : 0x00400000u);   /* 2^-127 is subnormal */
+}
+
+/* float32 -> e8m0 as ml_dtypes rounds it: a normal input rounds up when its mantissa is
+ * >= 1.5 (ties away from zero) and past 2^127 becomes NaN; a subnormal input becomes
+ * 2^-126 when it exceeds 2^-127 and 2^-127 otherwise. Zero, negatives, inf and NaN have no
+ * encoding: 0xff. */
+static inline uint8_t qk_f32_to_e8m0(float f)
+{
+    uint32_t u = qk_f32_bits(f);
+    if (u == 0 || u >= 0x7f800000u) return 0xff;   /* +0, inf, NaN and every sign bit */
+    if (u < 0x00800000u) return u > 0x00400000u ? 1 : 0;
+    return (uint8_t)((u + 0x00400000u) >> 23);      /* 0x7f400000 and above -> 0xff */
 }
 
 #endif

@@ -35,6 +35,17 @@ enum {
     QK_Y_B16,  /* u16 / i16 (two's complement low 16 bits) */
     QK_Y_P4,   /* packed u4/i4: two per byte, element 0 in the low nibble */
     QK_Y_P2,   /* packed u2/i2: four per byte, element 0 in the lowest bits */
+    /* Float outputs: q = x / scale as above (same quotient precision), not rounded to an
+     * integer, then converted (convert.h). */
+    QK_Y_E4M3FN,    /* float8, one byte each; p->saturate; zero point ignored */
+    QK_Y_E4M3FNUZ,
+    QK_Y_E5M2,
+    QK_Y_E5M2FNUZ,
+    QK_Y_E2M1,      /* float4, one per byte (low nibble); q + p->zpf added in float first */
+    QK_Y_PE2M1,     /* float4 packed two per byte as QK_Y_P4 (p->phase), zpf as QK_Y_E2M1 */
+    QK_Y_B32,       /* i32 / u32: range p->qmin64..qmax64, zero point p->zp64 (int64) */
+    QK_Y_F16,       /* AMD Quark: f16(q + zpf), the sum in float32 */
+    QK_Y_BF16,      /* AMD Quark: bf16(q + zpf), the sum in float32 */
     QK_NY
 };
 
@@ -45,11 +56,25 @@ enum {
     QK_D_P4,   /* packed 4-bit, p->is_signed, p->phase */
     QK_D_P2,   /* packed 2-bit, p->is_signed, p->phase */
     QK_D_B32,  /* i32 / u32 by p->is_signed; exact int64 subtraction with zp64 */
+    /* float inputs: y = round_to_output(float32(x) * scale); float8 zero points are zero
+     * (checked by the operator layer) and float4 zero points are ignored, as ONNX does */
+    QK_D_E4M3FN,
+    QK_D_E4M3FNUZ,
+    QK_D_E5M2,
+    QK_D_E5M2FNUZ,
+    QK_D_E2M1,   /* float4 one per byte, low nibble (high bits ignored) */
+    QK_D_PE2M1,  /* float4 packed, p->phase as QK_D_P4 */
+    QK_D_F16,    /* AMD Quark: (float32(x) - p->zpf) * scale, the difference in float32 */
+    QK_D_BF16,
     QK_ND
 };
 
 /* Output type of DequantizeLinear. */
-enum { QK_O_F32, QK_O_F16, QK_O_BF16, QK_NO };
+enum {
+    QK_O_F32, QK_O_F16, QK_O_BF16,
+    QK_O_E8M0,   /* the float32 product rounded to e8m0 as ml_dtypes does (an e8m0 scale) */
+    QK_NO
+};
 
 typedef struct qk_qparams {
     const float *scale;     /* entries as float32, already rounded to the quotient precision */
@@ -58,7 +83,13 @@ typedef struct qk_qparams {
     size_t blk;             /* elements per entry (>= 1); blk >= n means a single entry */
     int32_t qmin, qmax;     /* output range; the zero point lies inside it */
     uint32_t mask;          /* QK_Y_B8: bits kept in each byte (0xff, 0x0f, 0x03) */
-    unsigned phase;         /* QK_Y_P4/P2: slot of element 0 inside byte y[0] */
+    unsigned phase;         /* QK_Y_P4/P2/PE2M1: slot of element 0 inside byte y[0] */
+    /* appended for the float and 32-bit outputs */
+    int saturate;           /* float8: 1 clip to +-max (NaN stays NaN), 0 overflow to inf/NaN */
+    const float *zpf;       /* QK_Y_E2M1/PE2M1/F16/BF16: zero point per entry as float32;
+                             * NULL = no zero point (nothing is added, so -0 stays -0) */
+    const int64_t *zp64;    /* QK_Y_B32: zero point per entry, NULL = all zero */
+    int64_t qmin64, qmax64; /* QK_Y_B32: output range */
 } qk_qparams;
 
 typedef struct qk_dparams {
@@ -68,10 +99,13 @@ typedef struct qk_dparams {
     size_t blk;             /* as in qk_qparams */
     unsigned bits;          /* QK_D_B8: 8, 4 or 2 */
     int is_signed;
-    unsigned phase;         /* QK_D_P4/P2: slot of element 0 inside byte x[0] */
+    unsigned phase;         /* QK_D_P4/P2/PE2M1: slot of element 0 inside byte x[0] */
+    /* appended for the float inputs */
+    const float *zpf;       /* QK_D_F16/BF16: zero point per entry as float32, NULL = none */
 } qk_dparams;
 
-/* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (CONTRACT.md rules 1-3).
+/* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (CONTRACT.md rules 1-3); the float
+ * output kinds convert q (+ zpf) instead, see QK_Y_E4M3FN and below.
  * Packed outputs: bytes wholly inside the run are overwritten; the first and last byte are
  * read-modify-written so that neighbouring runs (and zero padding) are preserved. */
 typedef void (*qk_quant_fn)(const void *x, void *y, size_t n, const qk_qparams *p);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "convert.h"
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #define QN_INLINE static __forceinline
@@ -94,6 +95,7 @@ typedef struct qn_qpar {
     float32x4_t s[4], lo[4], hi[4];
     float64x2_t s64[8], lo64[8], hi64[8];
     int32x4_t zp[4];
+    float32x4_t zf[4];   /* float zero points (p->zpf: float4 outputs), else unused */
 } qn_qpar;
 
 QN_INLINE float64x2_t qn_s32_to_f64_lo(int32x4_t a) { return vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))); }
@@ -121,8 +123,9 @@ QN_INLINE void qn_qpar_bounds(int qk, qn_qpar *v, const qk_qparams *p)
 QN_INLINE void qn_qpar_entry(int qk, qn_qpar *v, const qk_qparams *p, size_t e)
 {
     int32x4_t zp = vdupq_n_s32(p->zp ? p->zp[e] : 0);
+    float32x4_t zf = vdupq_n_f32(p->zpf ? p->zpf[e] : 0.0f);
     QN_UNROLL
-    for (int k = 0; k < 4; k++) v->zp[k] = zp;
+    for (int k = 0; k < 4; k++) { v->zp[k] = zp; v->zf[k] = zf; }
     if (qk == QK_Q_F64) {
         float64x2_t s = vdupq_n_f64(p->scale64[e]);
         QN_UNROLL
@@ -140,6 +143,7 @@ QN_INLINE void qn_qpar_each(int qk, qn_qpar *v, const qk_qparams *p, size_t i)
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->zp[k] = p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0);
+        v->zf[k] = p->zpf ? vld1q_f32(p->zpf + i + 4 * k) : vdupq_n_f32(0.0f);
         if (qk == QK_Q_F64) {
             v->s64[2 * k] = vld1q_f64(p->scale64 + i + 4 * k);
             v->s64[2 * k + 1] = vld1q_f64(p->scale64 + i + 4 * k + 2);
@@ -155,18 +159,20 @@ QN_INLINE void qn_qpar_each(int qk, qn_qpar *v, const qk_qparams *p, size_t i)
 static void qn_qpar_gather(int qk, qn_qpar *v, const qk_qparams *p, size_t blk, size_t *e,
                            size_t *off)
 {
-    float s[QN_CHUNK];
+    float s[QN_CHUNK], zf[QN_CHUNK];
     double d[QN_CHUNK];
     int32_t z[QN_CHUNK];
     for (int j = 0; j < QN_CHUNK; j++) {
         if (qk == QK_Q_F64) d[j] = p->scale64[*e];
         else s[j] = p->scale[*e];
         z[j] = p->zp ? p->zp[*e] : 0;
+        zf[j] = p->zpf ? p->zpf[*e] : 0.0f;
         if (++*off == blk) { *off = 0; ++*e; }
     }
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->zp[k] = vld1q_s32(z + 4 * k);
+        v->zf[k] = vld1q_f32(zf + 4 * k);
         if (qk == QK_Q_F64) {
             v->s64[2 * k] = vld1q_f64(d + 4 * k);
             v->s64[2 * k + 1] = vld1q_f64(d + 4 * k + 2);
@@ -313,13 +319,87 @@ QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8
     }
 }
 
+/* ------------------------------------------------------------------ float8 / float4 */
+
+static int qn_is_fp(int yk)   /* the float8 / float4 outputs this file vectorises */
+{
+    return yk == QK_Y_E4M3FN || yk == QK_Y_E5M2 || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
+}
+
+static int qn_fp_format(int yk)
+{
+    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+}
+
+/* float32 -> float8 / float4 codes (one per lane), qk_f32_to_fp's rule. Normal results:
+ * rebias and round the dropped bits to nearest even in integers. Subnormal results: adding
+ * 2^(24 - bias - m), whose last place is the smallest subnormal, makes the FPU round |q| to
+ * that unit (nearest even); the sum's low bits are the code. */
+QN_INLINE uint32x4_t qn_to_fp(float32x4_t q, int fmt, int sat)
+{
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const uint32_t maxc = qk_fp_maxcode(fmt);
+    uint32x4_t u = vreinterpretq_u32_f32(q);
+    uint32x4_t a = vandq_u32(u, vdupq_n_u32(0x7fffffffu));
+    uint32x4_t sign = vandq_u32(u, vdupq_n_u32(0x80000000u));
+    int32x4_t down = vdupq_n_s32(-(23 - m));
+    uint32x4_t r = vsubq_u32(a, vdupq_n_u32((uint32_t)(127 - bias) << 23));
+    uint32x4_t odd = vandq_u32(vshlq_u32(r, down), vdupq_n_u32(1));
+    r = vaddq_u32(r, vaddq_u32(vdupq_n_u32((1u << (22 - m)) - 1u), odd));
+    uint32x4_t cn = vshlq_u32(r, down);
+    float32x4_t magic = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 + 24 - bias - m) << 23));
+    uint32x4_t cs = vsubq_u32(vreinterpretq_u32_f32(vaddq_f32(vreinterpretq_f32_u32(a), magic)),
+                              vreinterpretq_u32_f32(magic));
+    uint32x4_t c = vbslq_u32(vcltq_u32(a, vdupq_n_u32((uint32_t)(128 - bias) << 23)), cs, cn);
+    uint32x4_t nan = vcgtq_u32(a, vdupq_n_u32(0x7f800000u));   /* inf overflows via cn */
+    if (sat || fmt == QK_FP_E2M1)
+        c = vminq_u32(c, vdupq_n_u32(maxc));
+    else
+        c = vbslq_u32(vcgtq_u32(c, vdupq_n_u32(maxc)),
+                      vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu), c);
+    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+        c = vbicq_u32(c, nan);
+        sign = veorq_u32(sign, vandq_u32(nan, vdupq_n_u32(0x80000000u)));
+        return vorrq_u32(c, vshrq_n_u32(sign, 28));
+    }
+    c = vbslq_u32(nan, vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7eu : 0x7fu), c);
+    return vorrq_u32(c, vshrq_n_u32(sign, 24));
+}
+
+/* 16 quotients x / s (+ the float4 zero point) -> 16 codes. */
+QN_INLINE uint8x16_t qn_fquant_chunk(int yk, int sat, int has_zf, const void *x, size_t i,
+                                     const qn_qpar *pv)
+{
+    float32x4_t v[4];
+    int32x4_t c[4];
+    qn_load_x(QK_X_F32, x, i, v);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        float32x4_t q = vdivq_f32(v[k], pv->s[k]);
+        if (has_zf) q = vaddq_f32(q, pv->zf[k]);
+        c[k] = vreinterpretq_s32_u32(qn_to_fp(q, qn_fp_format(yk), sat));
+    }
+    return qn_narrow_u8(c);
+}
+
+QN_INLINE void qn_store_fp(int yk, void *y, size_t c, uint8x16_t b)
+{
+    if (yk == QK_Y_PE2M1) {   /* as QK_Y_P4: low byte of each 16-bit lane = e0 | e1 << 4 */
+        uint16x8_t w = vreinterpretq_u16_u8(b);
+        w = vorrq_u16(w, vshrq_n_u16(w, 4));
+        vst1_u8((uint8_t *)y + c / 2, vmovn_u16(w));
+    } else {
+        vst1q_u8((uint8_t *)y + c, b);
+    }
+}
+
 /* Scalar kernel on elements [a, b) of the run, one call per entry touched. */
 static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t a, size_t b,
                           size_t n, const qk_qparams *p)
 {
     static const size_t xsize[QK_NX] = {4, 2, 2, 4};
     size_t blk = qn_blk(p->blk);
-    unsigned per = qn_per_byte(yk == QK_Y_P4, yk == QK_Y_P2);
+    unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     qk_qparams q = *p;
     while (a < b) {
         size_t e = blk >= n ? 0 : a / blk;
@@ -327,6 +407,8 @@ static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t
         q.scale = p->scale ? p->scale + e : NULL;
         q.scale64 = p->scale64 ? p->scale64 + e : NULL;
         q.zp = p->zp ? p->zp + e : NULL;
+        q.zpf = p->zpf ? p->zpf + e : NULL;
+        q.zp64 = p->zp64 ? p->zp64 + e : NULL;
         q.blk = end - a;
         void *yy;
         if (per > 1) {
@@ -341,23 +423,33 @@ static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t
     }
 }
 
-QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, void *yb,
-                             size_t i0, size_t i1, const qk_qparams *p)
+/* One chunk of any output kind: integer codes, or float8 / float4 (x f32, quotient f32). */
+QN_INLINE void qn_any_chunk(int xk, int qk, int yk, int sat, int has_zf, const void *x,
+                            void *yb, size_t i, size_t i0, const qn_qpar *pv, uint8x16_t mask)
+{
+    if (qn_is_fp(yk)) {
+        qn_store_fp(yk, yb, i - i0, qn_fquant_chunk(yk, sat, has_zf, x, i, pv));
+    } else {
+        int32x4_t r[4];
+        qn_quant_chunk(xk, qk, x, i, pv, r);
+        qn_store_q(yk, yb, i - i0, r, mask);
+    }
+}
+
+QN_INLINE void qn_quant_body_fp(int xk, int qk, int yk, int sat, int has_zf, int mode,
+                                const void *x, void *yb, size_t i0, size_t i1,
+                                const qk_qparams *p)
 {
     uint8x16_t mask = vdupq_n_u8((uint8_t)p->mask);
     qn_qpar pv;
-    int32x4_t r[4];
     if (mode == QN_SINGLE) {
         qn_qpar_entry(qk, &pv, p, 0);
-        for (size_t i = i0; i < i1; i += QN_CHUNK) {
-            qn_quant_chunk(xk, qk, x, i, &pv, r);
-            qn_store_q(yk, yb, i - i0, r, mask);
-        }
+        for (size_t i = i0; i < i1; i += QN_CHUNK)
+            qn_any_chunk(xk, qk, yk, sat, has_zf, x, yb, i, i0, &pv, mask);
     } else if (mode == QN_EACH) {
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             qn_qpar_each(qk, &pv, p, i);
-            qn_quant_chunk(xk, qk, x, i, &pv, r);
-            qn_store_q(yk, yb, i - i0, r, mask);
+            qn_any_chunk(xk, qk, yk, sat, has_zf, x, yb, i, i0, &pv, mask);
         }
     } else {
         size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
@@ -369,16 +461,26 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
             } else {
                 qn_qpar_gather(qk, &pv, p, blk, &e, &off);
             }
-            qn_quant_chunk(xk, qk, x, i, &pv, r);
-            qn_store_q(yk, yb, i - i0, r, mask);
+            qn_any_chunk(xk, qk, yk, sat, has_zf, x, yb, i, i0, &pv, mask);
         }
     }
+}
+
+QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, void *yb,
+                             size_t i0, size_t i1, const qk_qparams *p)
+{
+    /* saturate and the float zero point become constants of separate loops */
+    if (!qn_is_fp(yk)) qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+    else if (p->zpf) qn_quant_body_fp(xk, qk, yk, 1, 1, mode, x, yb, i0, i1, p);
+    else if (p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1)
+        qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+    else qn_quant_body_fp(xk, qk, yk, 0, 0, mode, x, yb, i0, i1, p);
 }
 
 QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
-    unsigned per = qn_per_byte(yk == QK_Y_P4, yk == QK_Y_P2);
+    unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
     size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
@@ -529,6 +631,37 @@ QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t
     qn_widen_b(sgn, b, out);
 }
 
+static int qn_is_fp_in(int dk)
+{
+    return dk == QK_D_E4M3FN || dk == QK_D_E5M2 || dk == QK_D_E2M1 || dk == QK_D_PE2M1;
+}
+
+/* float8 / float4 codes (low bits of each lane) -> float32, exact: qk_fp_to_f32's rule.
+ * Normal: rebias. Subnormal or zero: the mantissa times the smallest subnormal. */
+QN_INLINE float32x4_t qn_from_fp(uint32x4_t c, int dk)
+{
+    const int fmt = dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u;
+    if (fmt == QK_FP_E2M1) c = vandq_u32(c, vdupq_n_u32(0xfu));   /* high bits ignored */
+    uint32x4_t mag = vandq_u32(c, vdupq_n_u32(sbit - 1u));
+    uint32x4_t sign = vandq_u32(c, vdupq_n_u32(sbit));   /* shifts take literal counts */
+    sign = fmt == QK_FP_E2M1 ? vshlq_n_u32(sign, 28) : vshlq_n_u32(sign, 24);
+    uint32x4_t normal = vaddq_u32(vshlq_u32(mag, vdupq_n_s32(23 - m)),
+                                  vdupq_n_u32((uint32_t)(127 - bias) << 23));
+    float32x4_t unit = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 + 1 - bias - m) << 23));
+    float32x4_t sub = vmulq_f32(vcvtq_f32_u32(vandq_u32(mag, vdupq_n_u32((1u << m) - 1u))), unit);
+    uint32x4_t is_sub = vcltq_u32(mag, vdupq_n_u32(1u << m));
+    uint32x4_t r = vbslq_u32(is_sub, vreinterpretq_u32_f32(sub), normal);
+    if (fmt == QK_FP_E4M3FN)
+        r = vbslq_u32(vceqq_u32(mag, vdupq_n_u32(0x7f)), vdupq_n_u32(0x7fc00000u), r);
+    else if (fmt == QK_FP_E5M2)
+        r = vbslq_u32(vcgeq_u32(mag, vdupq_n_u32(0x7c)),
+                      vbslq_u32(vceqq_u32(mag, vdupq_n_u32(0x7c)), vdupq_n_u32(0x7f800000u),
+                                vdupq_n_u32(0x7fc00000u)), r);
+    return vreinterpretq_f32_u32(vorrq_u32(r, sign));
+}
+
 QN_INLINE void qn_store_d(int ok, void *y, size_t i, const float32x4_t v[4])
 {
     if (ok == QK_O_F32) {
@@ -548,9 +681,9 @@ static size_t qn_code_size(int dk) { return dk == QK_D_B16 ? 2 : dk == QK_D_B32 
 static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, size_t b,
                             size_t n, const qk_dparams *p)
 {
-    static const size_t osize[QK_NO] = {4, 2, 2};
+    static const size_t osize[QK_NO] = {4, 2, 2, 1};
     size_t blk = qn_blk(p->blk);
-    unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
+    unsigned per = qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
     size_t xsize = qn_code_size(dk);
     qk_dparams q = *p;
     while (a < b) {
@@ -595,6 +728,14 @@ QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y
             float32x2_t fl = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(lo, pv->zp64[2 * k])));
             float32x2_t fh = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(hi, pv->zp64[2 * k + 1])));
             v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
+        }
+    } else if (qn_is_fp_in(dk)) {
+        int32x4_t c[4];   /* float8 zero points are zero, float4 ones ignored: no subtraction */
+        qn_load_codes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, xb, i - i0, shl, shr, c);
+        QN_UNROLL
+        for (int k = 0; k < 4; k++) {   /* a NaN x keeps its NaN, as the scalar kernel */
+            float32x4_t d = qn_from_fp(vreinterpretq_u32_s32(c[k]), dk);
+            v[k] = vbslq_f32(vceqq_f32(d, d), vmulq_f32(d, pv->s[k]), d);
         }
     } else {
         int32x4_t c[4];
@@ -664,7 +805,7 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
         qk_dequant_scalar(dk, ok, x, y, n, p);
         return;
     }
-    unsigned per = qn_per_byte(dk == QK_D_P4, dk == QK_D_P2);
+    unsigned per = qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
     size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
@@ -739,6 +880,11 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
     QN_QFN(xk, qk, QK_Y_P4) QN_QFN(xk, qk, QK_Y_P2)
 #define QN_QFN_Q(xk) QN_QFN_Y(xk, QK_Q_F32) QN_QFN_Y(xk, QK_Q_F16) QN_QFN_Y(xk, QK_Q_BF16) \
     QN_QFN_Y(xk, QK_Q_F64)
+/* float8 / float4 outputs: float32 x, float32 quotient (the other formats stay scalar) */
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E4M3FN)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E5M2)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E2M1)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE2M1)
 QN_QFN_Q(QK_X_F32)
 QN_QFN_Q(QK_X_F16)
 QN_QFN_Q(QK_X_BF16)
@@ -753,17 +899,30 @@ QN_DFN_O(QK_D_B16)
 QN_DFN_O(QK_D_P4)
 QN_DFN_O(QK_D_P2)
 QN_DFN_O(QK_D_B32)
+QN_DFN_O(QK_D_E4M3FN)
+QN_DFN_O(QK_D_E5M2)
+QN_DFN_O(QK_D_E2M1)
+QN_DFN_O(QK_D_PE2M1)
 
 #define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
                           quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
 #define QN_QX(xk) { QN_QROW(xk, QK_Q_F32), QN_QROW(xk, QK_Q_F16), QN_QROW(xk, QK_Q_BF16), \
                     QN_QROW(xk, QK_Q_F64) }
+/* the f32 / f32 row with the float outputs: NULL (scalar) for fnuz, B32, F16, BF16 */
+#define QN_QROW_FP { quant_QK_X_F32_QK_Q_F32_QK_Y_B8, quant_QK_X_F32_QK_Q_F32_QK_Y_B16, \
+    quant_QK_X_F32_QK_Q_F32_QK_Y_P4, quant_QK_X_F32_QK_Q_F32_QK_Y_P2, \
+    quant_QK_X_F32_QK_Q_F32_QK_Y_E4M3FN, NULL, quant_QK_X_F32_QK_Q_F32_QK_Y_E5M2, NULL, \
+    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M1, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M1 }
 #define QN_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
 
 const qk_table qk_neon_table = {
     "neon",
-    { QN_QX(QK_X_F32), QN_QX(QK_X_F16), QN_QX(QK_X_BF16), QN_QX(QK_X_I32) },
+    { { QN_QROW_FP, QN_QROW(QK_X_F32, QK_Q_F16), QN_QROW(QK_X_F32, QK_Q_BF16),
+        QN_QROW(QK_X_F32, QK_Q_F64) },
+      QN_QX(QK_X_F16), QN_QX(QK_X_BF16), QN_QX(QK_X_I32) },
     { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
-      QN_DROW(QK_D_B32) },
+      QN_DROW(QK_D_B32), QN_DROW(QK_D_E4M3FN), { NULL, NULL, NULL, NULL },
+      QN_DROW(QK_D_E5M2), { NULL, NULL, NULL, NULL }, QN_DROW(QK_D_E2M1),
+      QN_DROW(QK_D_PE2M1) },
     minmax_f32_neon,
 };

@@ -37,8 +37,17 @@ static inline void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparam
     }
 }
 
-void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
-                     const qk_qparams *p)
+/* The quotient x[i] / scale in its precision (rule 1); QK_Q_F64 is handled by the callers. */
+QK_ALWAYS_INLINE float quot_f(int xk, int qk, const void *x, size_t i, float s)
+{
+    float v = load_xf(xk, x, i);
+    if (qk == QK_Q_F16) return qk_round_f16(qk_round_f16(v) / s);
+    if (qk == QK_Q_BF16) return qk_round_bf16(qk_round_bf16(v) / s);
+    return v / s;
+}
+
+static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                      const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
@@ -58,15 +67,93 @@ void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
         float s = p->scale[e];
         float lo = (float)(p->qmin - zp), hi = (float)(p->qmax - zp);
         for (size_t i = start; i < end; i++) {
-            float v = load_xf(xk, x, i), q;
-            if (qk == QK_Q_F16) q = qk_round_f16(qk_round_f16(v) / s);
-            else if (qk == QK_Q_BF16) q = qk_round_bf16(qk_round_bf16(v) / s);
-            else q = v / s;
+            float q = quot_f(xk, qk, x, i, s);
             q = q > lo ? q : lo;
             q = q < hi ? q : hi;
             store_q(yk, y, i, (int32_t)qk_rint_small(q) + zp, p);
         }
     }
+}
+
+/* int32 / uint32: clamp in double, where qmax - zp (up to 2^33) is exact, so 2^31 never
+ * wraps; the integer is formed only after the clamp. */
+QK_ALWAYS_INLINE void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
+{
+    size_t blk = p->blk ? p->blk : 1;
+    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
+        size_t end = n - start < blk ? n : start + blk;
+        int64_t zp = p->zp64 ? p->zp64[e] : 0;
+        double lo = (double)(p->qmin64 - zp), hi = (double)(p->qmax64 - zp);
+        for (size_t i = start; i < end; i++) {
+            double q = qk == QK_Q_F64 ? load_xd(xk, x, i) / p->scale64[e]
+                                      : (double)quot_f(xk, qk, x, i, p->scale[e]);
+            q = q > lo ? q : lo;
+            q = q < hi ? q : hi;
+            int64_t r = (int64_t)qk_rint_small64(q) + zp;
+            ((uint32_t *)y)[i] = (uint32_t)r;   /* modulo 2^32: the two's complement bits */
+        }
+    }
+}
+
+QK_ALWAYS_INLINE int fp_format(int yk)
+{
+    switch (yk) {
+    case QK_Y_E4M3FN: return QK_FP_E4M3FN;
+    case QK_Y_E4M3FNUZ: return QK_FP_E4M3FNUZ;
+    case QK_Y_E5M2: return QK_FP_E5M2;
+    case QK_Y_E5M2FNUZ: return QK_FP_E5M2FNUZ;
+    default: return QK_FP_E2M1;
+    }
+}
+
+/* float8 / float4 / float16 / bfloat16 outputs: the quotient is not rounded to an integer.
+ * float4 adds the zero point in float as the reference does (in double for a double
+ * quotient); f16/bf16 add it in float32 (AMD Quark's kernel); every result reaches its
+ * type through float32, as ml_dtypes converts a double. */
+QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                        const qk_qparams *p)
+{
+    size_t blk = p->blk ? p->blk : 1;
+    int fmt = fp_format(yk), f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
+    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
+        size_t end = n - start < blk ? n : start + blk;
+        int add = p->zpf != NULL && (f4 || yk == QK_Y_F16 || yk == QK_Y_BF16);
+        float zf = add ? p->zpf[e] : 0.0f;
+        for (size_t i = start; i < end; i++) {
+            float q;
+            if (qk == QK_Q_F64) {
+                double d = load_xd(xk, x, i) / p->scale64[e];
+                if (add && f4) d += (double)zf;
+                q = (float)d;
+                if (add && !f4) q += zf;
+            } else {
+                q = quot_f(xk, qk, x, i, p->scale[e]);
+                if (add) q += zf;
+            }
+            switch (yk) {
+            case QK_Y_F16: ((uint16_t *)y)[i] = qk_f32_to_f16(q); break;
+            case QK_Y_BF16: ((uint16_t *)y)[i] = qk_f32_to_bf16(q); break;
+            case QK_Y_PE2M1: store_q(QK_Y_P4, y, i, qk_f32_to_fp(q, fmt, 1), p); break;
+            default: ((uint8_t *)y)[i] = qk_f32_to_fp(q, fmt, p->saturate); break;
+            }
+        }
+    }
+}
+
+/* Inlined into each table entry below with constant kinds, so the per-element switches
+ * fold away; qk_quant_scalar is the same code for run-time kinds (SIMD tails). */
+static inline void quant_any(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                             const qk_qparams *p)
+{
+    if (yk <= QK_Y_P2) quant_int(xk, qk, yk, x, y, n, p);
+    else if (yk == QK_Y_B32) quant_b32(xk, qk, x, y, n, p);
+    else quant_float(xk, qk, yk, x, y, n, p);
+}
+
+void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                     const qk_qparams *p)
+{
+    quant_any(xk, qk, yk, x, y, n, p);
 }
 
 static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparams *p)
@@ -83,32 +170,68 @@ static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparam
     case QK_D_B32:
         return p->is_signed ? (int64_t)((const int32_t *)x)[i] : (int64_t)((const uint32_t *)x)[i];
     default: {
-        unsigned bits = dk == QK_D_P4 ? 4u : 2u, per = 8u / bits;
+        unsigned bits = dk == QK_D_P2 ? 2u : 4u, per = 8u / bits;   /* P4, P2, PE2M1 */
         size_t slot = p->phase + i;
         uint32_t m = (1u << bits) - 1u;
         uint32_t c = (((const uint8_t *)x)[slot / per] >> ((slot % per) * bits)) & m;
+        if (dk == QK_D_PE2M1) return (int64_t)c;   /* the raw code */
         return p->is_signed ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
     }
     }
 }
 
-void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+/* x[i] as float32 for the float input kinds (exact for float8/float4). */
+QK_ALWAYS_INLINE float load_float_in(int dk, const void *x, size_t i, const qk_dparams *p)
+{
+    switch (dk) {
+    case QK_D_E4M3FN: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E4M3FN);
+    case QK_D_E4M3FNUZ: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E4M3FNUZ);
+    case QK_D_E5M2: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E5M2);
+    case QK_D_E5M2FNUZ: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E5M2FNUZ);
+    case QK_D_E2M1: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E2M1);
+    case QK_D_PE2M1: return qk_fp_to_f32((uint8_t)load_code(dk, x, i, p), QK_FP_E2M1);
+    case QK_D_F16: return qk_f16_to_f32(((const uint16_t *)x)[i]);
+    default: return qk_bf16_to_f32(((const uint16_t *)x)[i]);
+    }
+}
+
+QK_ALWAYS_INLINE void dequant_any(int dk, int ok, const void *x, void *y, size_t n,
+                               const qk_dparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
+    int is_float = dk >= QK_D_E4M3FN;
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
         size_t end = n - start < blk ? n : start + blk;
         int64_t zp = dk == QK_D_B32 ? (p->zp64 ? p->zp64[e] : 0) : (p->zp ? p->zp[e] : 0);
+        int fzp = (dk == QK_D_F16 || dk == QK_D_BF16) && p->zpf != NULL;
+        float zf = fzp ? p->zpf[e] : 0.0f;
         float s = p->scale[e];
         for (size_t i = start; i < end; i++) {
-            /* exact integer difference, one rounding to float32, one product */
-            float v = (float)(load_code(dk, x, i, p) - zp) * s;
+            float v;
+            if (is_float) {
+                v = load_float_in(dk, x, i, p);
+                if (fzp) v -= zf;   /* Quark f16/bf16: the difference in float32 */
+                /* a NaN x gives its own (quiet) NaN whatever the scale: a fixed rule, as
+                 * a compiler may swap a product's operands (and numpy's choice between two
+                 * NaNs depends on its loop) */
+                v = v != v ? qk_bits_f32(qk_f32_bits(v) | 0x00400000u) : v * s;
+            } else {
+                /* exact integer difference, one rounding to float32, one product */
+                v = (float)(load_code(dk, x, i, p) - zp) * s;
+            }
             switch (ok) {
             case QK_O_F32: ((float *)y)[i] = v; break;
             case QK_O_F16: ((uint16_t *)y)[i] = qk_f32_to_f16(v); break;
-            default: ((uint16_t *)y)[i] = qk_f32_to_bf16(v); break;
+            case QK_O_BF16: ((uint16_t *)y)[i] = qk_f32_to_bf16(v); break;
+            default: ((uint8_t *)y)[i] = qk_f32_to_e8m0(v); break;
             }
         }
     }
+}
+
+void qk_dequant_scalar(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    dequant_any(dk, ok, x, y, n, p);
 }
 
 static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
@@ -126,9 +249,12 @@ static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
 /* One named function per table entry, generated from the generic loops above. */
 #define QK_QFN(xk, qk, yk) \
     static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qk_quant_scalar(xk, qk, yk, x, y, n, p); }
+    { quant_any(xk, qk, yk, x, y, n, p); }
 #define QK_QFN_Y(xk, qk) QK_QFN(xk, qk, QK_Y_B8) QK_QFN(xk, qk, QK_Y_B16) \
-    QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2)
+    QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2) QK_QFN(xk, qk, QK_Y_E4M3FN) \
+    QK_QFN(xk, qk, QK_Y_E4M3FNUZ) QK_QFN(xk, qk, QK_Y_E5M2) QK_QFN(xk, qk, QK_Y_E5M2FNUZ) \
+    QK_QFN(xk, qk, QK_Y_E2M1) QK_QFN(xk, qk, QK_Y_PE2M1) QK_QFN(xk, qk, QK_Y_B32) \
+    QK_QFN(xk, qk, QK_Y_F16) QK_QFN(xk, qk, QK_Y_BF16)
 #define QK_QFN_Q(xk) QK_QFN_Y(xk, QK_Q_F32) QK_QFN_Y(xk, QK_Q_F16) QK_QFN_Y(xk, QK_Q_BF16) \
     QK_QFN_Y(xk, QK_Q_F64)
 QK_QFN_Q(QK_X_F32)
@@ -138,24 +264,40 @@ QK_QFN_Q(QK_X_I32)
 
 #define QK_DFN(dk, ok) \
     static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { qk_dequant_scalar(dk, ok, x, y, n, p); }
-#define QK_DFN_O(dk) QK_DFN(dk, QK_O_F32) QK_DFN(dk, QK_O_F16) QK_DFN(dk, QK_O_BF16)
+    { dequant_any(dk, ok, x, y, n, p); }
+#define QK_DFN_O(dk) QK_DFN(dk, QK_O_F32) QK_DFN(dk, QK_O_F16) QK_DFN(dk, QK_O_BF16) \
+    QK_DFN(dk, QK_O_E8M0)
 QK_DFN_O(QK_D_B8)
 QK_DFN_O(QK_D_B16)
 QK_DFN_O(QK_D_P4)
 QK_DFN_O(QK_D_P2)
 QK_DFN_O(QK_D_B32)
+QK_DFN_O(QK_D_E4M3FN)
+QK_DFN_O(QK_D_E4M3FNUZ)
+QK_DFN_O(QK_D_E5M2)
+QK_DFN_O(QK_D_E5M2FNUZ)
+QK_DFN_O(QK_D_E2M1)
+QK_DFN_O(QK_D_PE2M1)
+QK_DFN_O(QK_D_F16)
+QK_DFN_O(QK_D_BF16)
 
 #define QK_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
-                          quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
+    quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2, \
+    quant_##xk##_##qk##_QK_Y_E4M3FN, quant_##xk##_##qk##_QK_Y_E4M3FNUZ, \
+    quant_##xk##_##qk##_QK_Y_E5M2, quant_##xk##_##qk##_QK_Y_E5M2FNUZ, \
+    quant_##xk##_##qk##_QK_Y_E2M1, quant_##xk##_##qk##_QK_Y_PE2M1, \
+    quant_##xk##_##qk##_QK_Y_B32, quant_##xk##_##qk##_QK_Y_F16, quant_##xk##_##qk##_QK_Y_BF16 }
 #define QK_QX(xk) { QK_QROW(xk, QK_Q_F32), QK_QROW(xk, QK_Q_F16), QK_QROW(xk, QK_Q_BF16), \
                     QK_QROW(xk, QK_Q_F64) }
-#define QK_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
+#define QK_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16, \
+                      dequant_##dk##_QK_O_E8M0 }
 
 const qk_table qk_scalar_table = {
     "scalar",
     { QK_QX(QK_X_F32), QK_QX(QK_X_F16), QK_QX(QK_X_BF16), QK_QX(QK_X_I32) },
     { QK_DROW(QK_D_B8), QK_DROW(QK_D_B16), QK_DROW(QK_D_P4), QK_DROW(QK_D_P2),
-      QK_DROW(QK_D_B32) },
+      QK_DROW(QK_D_B32), QK_DROW(QK_D_E4M3FN), QK_DROW(QK_D_E4M3FNUZ), QK_DROW(QK_D_E5M2),
+      QK_DROW(QK_D_E5M2FNUZ), QK_DROW(QK_D_E2M1), QK_DROW(QK_D_PE2M1), QK_DROW(QK_D_F16),
+      QK_DROW(QK_D_BF16) },
     minmax_f32_scalar,
 };

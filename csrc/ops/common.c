@@ -62,6 +62,12 @@ unsigned qs_bits(int32_t t)
     }
 }
 
+int qs_is_float8(int32_t t)
+{
+    return t == QSIMD_FLOAT8E4M3FN || t == QSIMD_FLOAT8E4M3FNUZ || t == QSIMD_FLOAT8E5M2 ||
+           t == QSIMD_FLOAT8E5M2FNUZ;
+}
+
 int qs_int_range(int32_t t, int32_t *qmin, int32_t *qmax)
 {
     switch (t) {
@@ -242,11 +248,11 @@ int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err)
     pp->heap = NULL;
     if (entries <= QS_INLINE_ENTRIES) {
         pp->scale = pp->scale_buf; pp->scale64 = pp->scale64_buf;
-        pp->zp = pp->zp_buf; pp->zp64 = pp->zp64_buf;
+        pp->zp = pp->zp_buf; pp->zp64 = pp->zp64_buf; pp->zpf = pp->zpf_buf;
         return QSIMD_OK;
     }
     /* one block: doubles and int64 first, so every array stays aligned */
-    size_t per = sizeof(double) + sizeof(int64_t) + sizeof(float) + sizeof(int32_t);
+    size_t per = sizeof(double) + sizeof(int64_t) + 2 * sizeof(float) + sizeof(int32_t);
     if (entries > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
     char *m = (char *)malloc(entries * per);
     if (!m) return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", entries);
@@ -255,6 +261,8 @@ int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err)
     pp->zp64 = (int64_t *)(m + entries * sizeof(double));
     pp->scale = (float *)(m + entries * (sizeof(double) + sizeof(int64_t)));
     pp->zp = (int32_t *)(m + entries * (sizeof(double) + sizeof(int64_t) + sizeof(float)));
+    pp->zpf = (float *)(m + entries * (sizeof(double) + sizeof(int64_t) + sizeof(float) +
+                                       sizeof(int32_t)));
     return QSIMD_OK;
 }
 
@@ -275,9 +283,10 @@ int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params 
         case QSIMD_FLOAT16: v = qk_f16_to_f32(((const uint16_t *)d)[i]); break;
         case QSIMD_BFLOAT16: v = qk_bf16_to_f32(((const uint16_t *)d)[i]); break;
         case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
+        case QSIMD_FLOAT8E8M0: v = qk_e8m0_to_f32(((const uint8_t *)d)[i]); break;
         default:
-            return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
-                           "int32, got %s", qs_dtype_name(scale->dtype));
+            return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, "
+                           "int32 or float8e8m0, got %s", qs_dtype_name(scale->dtype));
         }
         pp->scale64[i] = v;
         /* int32 -> float32 rounds to nearest even, as numpy's astype */
@@ -292,13 +301,14 @@ int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params 
 int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err)
 {
     if (!zp) {
-        for (size_t i = 0; i < entries; i++) { pp->zp[i] = 0; pp->zp64[i] = 0; }
+        for (size_t i = 0; i < entries; i++) { pp->zp[i] = 0; pp->zp64[i] = 0; pp->zpf[i] = 0; }
         return QSIMD_OK;
     }
     const void *d = zp->data;
     unsigned bits = qs_bits(zp->dtype);
     for (size_t i = 0; i < entries; i++) {
-        int64_t v;
+        int64_t v = 0;
+        float f = 0;
         switch (zp->dtype) {
         case QSIMD_UINT8: v = ((const uint8_t *)d)[i]; break;
         case QSIMD_INT8: v = ((const int8_t *)d)[i]; break;
@@ -306,7 +316,8 @@ int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_err
         case QSIMD_INT16: v = ((const int16_t *)d)[i]; break;
         case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
         case QSIMD_UINT32: v = ((const uint32_t *)d)[i]; break;
-        case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2: {
+        case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
+        case QSIMD_FLOAT4E2M1: {
             /* packed or one per byte; high bits of an unpacked byte are ignored */
             uint32_t m = (1u << bits) - 1u, c;
             if (zp->packed) {
@@ -315,8 +326,24 @@ int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_err
             } else {
                 c = ((const uint8_t *)d)[i] & m;
             }
+            if (zp->dtype == QSIMD_FLOAT4E2M1) {
+                f = qk_fp_to_f32((uint8_t)c, QK_FP_E2M1);
+                break;
+            }
             int sgn = zp->dtype == QSIMD_INT4 || zp->dtype == QSIMD_INT2;
             v = sgn ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
+            break;
+        }
+        case QSIMD_FLOAT16: f = qk_f16_to_f32(((const uint16_t *)d)[i]); break;
+        case QSIMD_BFLOAT16: f = qk_bf16_to_f32(((const uint16_t *)d)[i]); break;
+        case QSIMD_FLOAT8E4M3FN: case QSIMD_FLOAT8E4M3FNUZ: case QSIMD_FLOAT8E5M2:
+        case QSIMD_FLOAT8E5M2FNUZ: {
+            /* ONNX: a float8 zero point must be zero (+0 or -0; fnuz 0x80 is NaN) */
+            uint8_t c = ((const uint8_t *)d)[i];
+            int fnuz = zp->dtype == QSIMD_FLOAT8E4M3FNUZ || zp->dtype == QSIMD_FLOAT8E5M2FNUZ;
+            if (fnuz ? c != 0 : (c & 0x7f) != 0)
+                return qs_fail(err, QSIMD_ERR_VALUE, "zero_point must be zero for float8 type "
+                               "%s (entry %zu is not)", qs_dtype_name(zp->dtype), i);
             break;
         }
         default:
@@ -325,6 +352,7 @@ int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_err
         }
         pp->zp64[i] = v;
         pp->zp[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v);
+        pp->zpf[i] = f;
     }
     return QSIMD_OK;
 }

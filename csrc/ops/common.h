@@ -92,11 +92,13 @@ typedef struct qs_params {
     double *scale64;
     int32_t *zp;
     int64_t *zp64;
+    float *zpf;
     void *heap;
     float scale_buf[QS_INLINE_ENTRIES];
     double scale64_buf[QS_INLINE_ENTRIES];
     int32_t zp_buf[QS_INLINE_ENTRIES];
     int64_t zp64_buf[QS_INLINE_ENTRIES];
+    float zpf_buf[QS_INLINE_ENTRIES];
 } qs_params;
 
 int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err);
@@ -105,7 +107,10 @@ void qs_params_free(qs_params *pp);
 /* Scale entries, rounded to the quotient precision qk (QK_Q_*), as float32 or double. */
 int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params *pp,
                    qsimd_error *err);
-/* Zero points as int32 (<= 16-bit types) and int64 (32-bit types); NULL tensor: all zero. */
+/* Zero points as int32 (<= 16-bit types) and int64 (32-bit types), or for the float types as
+ * float32 (zpf: float16, bfloat16, float4e2m1, packed or not); NULL tensor: all zero.
+ * float8 zero points are checked to be zero (+-0) and QSIMD_ERR_VALUE otherwise. */
 int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err);
+int qs_is_float8(int32_t dtype);             /* the four float8 types (not e8m0) */
 
 #endif

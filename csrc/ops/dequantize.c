@@ -18,6 +18,7 @@ typedef struct dctx {
     size_t ysize;
     unsigned per_byte;  /* packed: elements per byte */
     const qs_params *pp;
+    int has_zpf;
     qk_dparams kp;
 } dctx;
 
@@ -28,6 +29,7 @@ static void dequant_run(void *vctx, const qs_run *r)
     p.scale = c->pp->scale + r->entry;
     p.zp = c->pp->zp + r->entry;
     p.zp64 = c->pp->zp64 + r->entry;
+    p.zpf = c->has_zpf ? c->pp->zpf + r->entry : NULL;
     p.blk = r->blk;
     const void *x;
     if (c->per_byte) {
@@ -45,6 +47,7 @@ static int out_kind(int32_t t)
     case QSIMD_FLOAT: return QK_O_F32;
     case QSIMD_FLOAT16: return QK_O_F16;
     case QSIMD_BFLOAT16: return QK_O_BF16;
+    case QSIMD_FLOAT8E8M0: return QK_O_E8M0;   /* what the reference gives for an e8m0 scale */
     default: return -1;
     }
 }
@@ -73,18 +76,25 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
         else if (bits < 8 && x->packed) dk = bits == 4 ? QK_D_P4 : QK_D_P2;
         else dk = QK_D_B8;
         break;
+    case QSIMD_FLOAT8E4M3FN: dk = QK_D_E4M3FN; break;
+    case QSIMD_FLOAT8E4M3FNUZ: dk = QK_D_E4M3FNUZ; break;
+    case QSIMD_FLOAT8E5M2: dk = QK_D_E5M2; break;
+    case QSIMD_FLOAT8E5M2FNUZ: dk = QK_D_E5M2FNUZ; break;
+    case QSIMD_FLOAT4E2M1: dk = x->packed ? QK_D_PE2M1 : QK_D_E2M1; break;
+    case QSIMD_FLOAT16: dk = QK_D_F16; break;     /* AMD Quark */
+    case QSIMD_BFLOAT16: dk = QK_D_BF16; break;   /* AMD Quark */
     default:
         return qs_fail(err, QSIMD_ERR_TYPE, "x of type %s is not supported by "
                        "dequantize_linear", qs_dtype_name(x->dtype));
     }
     if (scale->dtype != QSIMD_FLOAT && scale->dtype != QSIMD_FLOAT16 &&
-        scale->dtype != QSIMD_BFLOAT16)
-        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16 or bfloat16, got %s",
-                       qs_dtype_name(scale->dtype));
+        scale->dtype != QSIMD_BFLOAT16 && scale->dtype != QSIMD_FLOAT8E8M0)
+        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
+                       "float8e8m0, got %s", qs_dtype_name(scale->dtype));
     int ok = out_kind(y->dtype);
     if (ok < 0)
-        return qs_fail(err, QSIMD_ERR_TYPE, "output type must be float32, float16 or bfloat16, "
-                       "got %s", qs_dtype_name(y->dtype));
+        return qs_fail(err, QSIMD_ERR_TYPE, "output type must be float32, float16, bfloat16 "
+                       "or float8e8m0, got %s", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != x->dtype)
         return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but x has type %s",
                        qs_dtype_name(zero_point->dtype), qs_dtype_name(x->dtype));
@@ -101,9 +111,11 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
     qs_params pp;
+    /* a float4 zero point is ignored without a check, as the reference does */
+    const qsimd_tensor *zp_used = x->dtype == QSIMD_FLOAT4E2M1 ? NULL : zero_point;
     if ((rc = qs_params_alloc(&pp, plan.entries, err)) != QSIMD_OK) return rc;
     if ((rc = qs_load_scales(scale, plan.entries, QK_Q_F32, &pp, err)) != QSIMD_OK ||
-        (rc = qs_load_zps(zero_point, plan.entries, &pp, err)) != QSIMD_OK) {
+        (rc = qs_load_zps(zp_used, plan.entries, &pp, err)) != QSIMD_OK) {
         qs_params_free(&pp);
         return rc;
     }
@@ -112,7 +124,8 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.fn = qk_get_dequant(qk_active(), dk, ok);
     c.x = (const char *)x->data;
     c.y = (char *)y->data;
-    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2) ? 8u / bits : 0u;
+    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits : 0u;
+    c.has_zpf = zero_point != NULL && (dk == QK_D_F16 || dk == QK_D_BF16);
     c.xsize = c.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
     c.ysize = qs_bits(y->dtype) / 8;
     c.pp = &pp;

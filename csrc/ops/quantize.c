@@ -35,6 +35,26 @@ static int quotient_kind(int32_t xt, int32_t st, int32_t precision)
     return QK_Q_F32;
 }
 
+/* Kernel output kind of a type; the range for the integer kinds. -1: not an output type. */
+static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
+{
+    switch (t) {
+    case QSIMD_FLOAT8E4M3FN: return QK_Y_E4M3FN;
+    case QSIMD_FLOAT8E4M3FNUZ: return QK_Y_E4M3FNUZ;
+    case QSIMD_FLOAT8E5M2: return QK_Y_E5M2;
+    case QSIMD_FLOAT8E5M2FNUZ: return QK_Y_E5M2FNUZ;
+    case QSIMD_FLOAT4E2M1: return packed ? QK_Y_PE2M1 : QK_Y_E2M1;
+    case QSIMD_INT32: case QSIMD_UINT32: return QK_Y_B32;   /* AMD Quark */
+    case QSIMD_FLOAT16: return QK_Y_F16;                     /* AMD Quark */
+    case QSIMD_BFLOAT16: return QK_Y_BF16;                   /* AMD Quark */
+    default:
+        if (!qs_int_range(t, qmin, qmax)) return -1;
+        if (qs_bits(t) == 16) return QK_Y_B16;
+        if (packed) return qs_bits(t) == 4 ? QK_Y_P4 : QK_Y_P2;
+        return QK_Y_B8;
+    }
+}
+
 typedef struct qctx {
     qk_quant_fn fn;
     const char *x;
@@ -43,6 +63,7 @@ typedef struct qctx {
     size_t ysize;       /* bytes per y element; 0 for packed */
     unsigned per_byte;  /* packed: elements per byte */
     const qs_params *pp;
+    int has_zpf;
     qk_qparams kp;
 } qctx;
 
@@ -53,6 +74,8 @@ static void quant_run(void *vctx, const qs_run *r)
     p.scale = c->pp->scale + r->entry;
     p.scale64 = c->pp->scale64 + r->entry;
     p.zp = c->pp->zp + r->entry;
+    p.zp64 = c->pp->zp64 + r->entry;
+    p.zpf = c->has_zpf ? c->pp->zpf + r->entry : NULL;
     p.blk = r->blk;
     void *y;
     if (c->per_byte) {
@@ -76,9 +99,9 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (xk < 0)
         return qs_fail(err, QSIMD_ERR_TYPE, "x must be float32, float16, bfloat16 or int32, "
                        "got %s", qs_dtype_name(x->dtype));
-    if (x_kind(scale->dtype) < 0)
-        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
-                       "int32, got %s", qs_dtype_name(scale->dtype));
+    if (x_kind(scale->dtype) < 0 && scale->dtype != QSIMD_FLOAT8E8M0)
+        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, int32 "
+                       "or float8e8m0, got %s", qs_dtype_name(scale->dtype));
     if (opt->precision != 0 && opt->precision != QSIMD_FLOAT &&
         opt->precision != QSIMD_FLOAT16 && opt->precision != QSIMD_BFLOAT16)
         return qs_fail(err, QSIMD_ERR_TYPE, "precision must be float32, float16 or bfloat16, "
@@ -86,8 +109,14 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (opt->num_threads < 0 || opt->num_threads > 64)
         return qs_fail(err, QSIMD_ERR_VALUE, "num_threads must be between 1 and 64 (0: the "
                        "default), got %d", (int)opt->num_threads);
-    int32_t qmin, qmax;
-    if (!qs_int_range(y->dtype, &qmin, &qmax))
+    if (opt->saturate != 0 && opt->saturate != 1)
+        return qs_fail(err, QSIMD_ERR_VALUE, "saturate must be 0 or 1, got %d",
+                       (int)opt->saturate);
+    int32_t qmin = 0, qmax = 0;
+    unsigned bits = qs_bits(y->dtype);
+    int packed = bits < 8 && y->packed;
+    int yk = output_kind(y->dtype, packed, &qmin, &qmax);
+    if (yk < 0)
         return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported by "
                        "quantize_linear", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != y->dtype)
@@ -107,16 +136,15 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
 
     int qk = quotient_kind(x->dtype, scale->dtype, opt->precision);
     qs_params pp;
+    /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
+    const qsimd_tensor *zp_used = qs_is_float8(y->dtype) ? NULL : zero_point;
     if ((rc = qs_params_alloc(&pp, plan.entries, err)) != QSIMD_OK) return rc;
     if ((rc = qs_load_scales(scale, plan.entries, qk, &pp, err)) != QSIMD_OK ||
-        (rc = qs_load_zps(zero_point, plan.entries, &pp, err)) != QSIMD_OK) {
+        (rc = qs_load_zps(zp_used, plan.entries, &pp, err)) != QSIMD_OK) {
         qs_params_free(&pp);
         return rc;
     }
 
-    unsigned bits = qs_bits(y->dtype);
-    int packed = bits < 8 && y->packed;
-    int yk = packed ? (bits == 4 ? QK_Y_P4 : QK_Y_P2) : (bits == 16 ? QK_Y_B16 : QK_Y_B8);
     qctx c;
     memset(&c, 0, sizeof c);
     c.fn = qk_get_quant(qk_active(), xk, qk, yk);
@@ -129,6 +157,12 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.qmin = qmin;
     c.kp.qmax = qmax;
     c.kp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
+    c.kp.saturate = opt->saturate;
+    c.kp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
+    c.kp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
+    /* float zero points are added only when given: -0 + 0 is +0 */
+    c.has_zpf = zero_point != NULL && (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 ||
+                                       yk == QK_Y_F16 || yk == QK_Y_BF16);
     if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
         c.y[plan.n / c.per_byte] = 0;
     qs_parallel_runs(&plan, opt->num_threads, c.per_byte, quant_run, &c);
