@@ -236,9 +236,9 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     ot = None
     if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
-        if ot not in INT_OUTPUT_CODES:   # before a Python zero point is converted to it
+        if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
             raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
-                            f"(supported: {_names(INT_OUTPUT_CODES)})")
+                            f"(supported: {_names(Q_OUTPUT_CODES)})")
     zt = None
     if zero_point is not None:
         zero_point, zt = _typed_array(zero_point, "zero_point", ot or 2,
