@@ -430,3 +430,100 @@ def test_dynamic_quantize(isa):
     for x in dynamic_inputs(rng):
         r0, r1 = both(isa, lambda: qsimd.dynamic_quantize_linear(x))
         assert_same(r0, r1, f"dynamic_quantize_linear n={x.size}")
+
+
+# ---------------------------------------------------------------- float8 / float4
+
+FP_OUT = {"float8e4m3fn": ml_dtypes.float8_e4m3fn, "float8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+          "float8e5m2": ml_dtypes.float8_e5m2, "float8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+          "float4e2m1": ml_dtypes.float4_e2m1fn}
+
+
+def fp_values(rng, dt, n, s):
+    """float32 x whose quotients by s hit the format's values, ties, neighbours, overflow,
+    subnormals and specials."""
+    codes = np.arange(16 if np.dtype(dt) == ml_dtypes.float4_e2m1fn else 256, dtype=np.uint8)
+    vals = codes.view(dt).astype(np.float64)
+    vals = np.unique(vals[np.isfinite(vals)])
+    mids = (vals[:-1] + vals[1:]) / 2
+    pool = np.concatenate([vals, mids, [vals[-1] * 1.5, vals[-1] * 4, 1e30]]).astype(np.float32)
+    with np.errstate(all="ignore"):
+        q = pool[rng.integers(0, pool.size, n)]
+        near = np.nextafter(q, np.where(rng.random(n) < 0.5, np.inf, -np.inf).astype(np.float32))
+        q = np.where(rng.random(n) < 0.3, near, q)
+        x = (q * np.float32(s)).astype(np.float32)
+        spec = adversarial(rng, n, float(s), -10, 10)
+    return np.where(rng.random(n) < 0.2, spec, x).astype(np.float32)
+
+
+@pytest.mark.parametrize("otn", list(FP_OUT))
+def test_float8_quantize_lengths(isa, otn):
+    rng = np.random.default_rng(11)
+    dt = FP_OUT[otn]
+    for n in LENGTHS:
+        s = scale_value(rng, adversarial_ok=n % 7 == 0)
+        base = float(s) if np.isfinite(float(s)) and float(s) != 0 else 1.0
+        x = view_at(rng, fp_values(rng, dt, n, base), byte_misalign=(n % 17 == 3))
+        zp = np.array(rng.choice([0.0, -0.0, 0.5, -1.5, 6.0]), np.float32).astype(dt) \
+            if otn == "float4e2m1" and n % 3 else None
+        for sat in (True, False):
+            for packed in ([False, True] if otn == "float4e2m1" else [False]):
+                def f():
+                    return qsimd.quantize_linear(x, s, zp, output_dtype=otn, saturate=sat,
+                                                 packed=packed)
+                r0, r1 = both(isa, f)
+                assert_same(r0, r1, f"{otn} n={n} sat={sat} packed={packed}")
+
+
+@pytest.mark.parametrize("otn", ["float8e4m3fn", "float8e5m2", "float4e2m1"])
+def test_float8_layouts(isa, otn):
+    rng = np.random.default_rng(12)
+    dt = FP_OUT[otn]
+    for shape, axis, block in layouts():
+        d = shape[axis]
+        sshape = list(shape)
+        if block:
+            sshape[axis] = -(-d // block)
+        else:
+            sshape = [d]
+        nscale = int(np.prod(sshape))
+        s = np.array([scale_value(rng, adversarial_ok=i % 11 == 5) for i in range(nscale)],
+                     np.float32).reshape(sshape)
+        n = int(np.prod(shape))
+        x = view_at(rng, fp_values(rng, dt, n, 0.75).reshape(shape))
+        zp = None
+        if otn == "float4e2m1":
+            zp = rng.choice([0.0, -0.0, 0.5, -1.5, 6.0], nscale).astype(np.float32).astype(
+                dt).reshape(sshape)
+        for packed in ([False, True] if otn == "float4e2m1" else [False]):
+            for sat in (True, False):
+                def f():
+                    return qsimd.quantize_linear(x, s, zp, axis=axis, block_size=block,
+                                                 output_dtype=otn, packed=packed, saturate=sat)
+                r0, r1 = both(isa, f)
+                assert_same(r0, r1, f"{otn} shape={shape} axis={axis} block={block} "
+                                    f"packed={packed} sat={sat}")
+        codes = rng.integers(0, 256, shape).astype(np.uint8)
+        xq = (codes & 15 if otn == "float4e2m1" else codes).view(dt)
+        for odt in (None, np.float16, ml_dtypes.bfloat16):
+            r0, r1 = both(isa, lambda: qsimd.dequantize_linear(
+                xq, s, axis=axis, block_size=block, output_dtype=odt))
+            assert_same(r0, r1, f"DQ {otn} shape={shape} axis={axis} block={block} {odt}")
+        if otn == "float4e2m1":
+            pt = qsimd.PackedTensor(qsimd.pack(xq), otn, xq.shape)
+            r0, r1 = both(isa, lambda: qsimd.dequantize_linear(pt, s, axis=axis,
+                                                               block_size=block))
+            assert_same(r0, r1, f"DQ packed shape={shape} axis={axis} block={block}")
+
+
+@pytest.mark.parametrize("xtn", list(FP_OUT))
+def test_float8_dequantize_lengths(isa, xtn):
+    rng = np.random.default_rng(13)
+    dt = FP_OUT[xtn]
+    for n in LENGTHS:
+        codes = rng.integers(0, 256, n).astype(np.uint8)
+        x = view_at(rng, (codes & 15 if xtn == "float4e2m1" else codes).view(dt))
+        s = scale_value(rng, adversarial_ok=n % 5 == 0)
+        for odt in (np.float32, np.float16, ml_dtypes.bfloat16):
+            r0, r1 = both(isa, lambda: qsimd.dequantize_linear(x, s, output_dtype=odt))
+            assert_same(r0, r1, f"DQ {xtn} n={n} -> {np.dtype(odt).name}")

@@ -712,3 +712,22 @@ def test_python_zero_points_for_float_types(isa):
     # Python x for dequantize takes the zero point's float type
     assert qsimd.dequantize_linear([1.5, -6.0], 2.0,
                                    np.zeros((), ml_dtypes.float4_e2m1fn)).tolist() == [3, -12]
+
+
+def test_float_outputs_with_threads(isa):
+    """Work split across threads (each piece >= 256K elements): packed float4 cuts only at
+    whole bytes; checked against the reference."""
+    rng = np.random.default_rng(41)
+    x = (rng.standard_normal((2, 3, 100001)) * 50).astype(np.float32)
+    s = (rng.random(3) + 0.1).astype(np.float32)
+    for name in ("float8e4m3fn", "float4e2m1"):
+        dt, code = FP_TYPES[name]
+        want = ref_quantize(x, s, axis=1, output_dtype=code)
+        got = qsimd.quantize_linear(x, s, axis=1, output_dtype=name, num_threads=2)
+        assert_same(got, want, name, count=True)
+        if name == "float4e2m1":
+            p = qsimd.quantize_linear(x, s, axis=1, output_dtype=name, packed=True,
+                                      num_threads=3)
+            assert p.tobytes() == numpy_helper.from_array(want).raw_data
+        assert_same(qsimd.dequantize_linear(want, s, axis=1, num_threads=2),
+                    ref_dequantize(want, s, axis=1), f"DQ {name}", count=True)

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "kernels.h"
+#include "convert.h"
 #include "x86_bytes.h"
 
 #define QV_W 8
@@ -158,6 +159,82 @@ static inline void qv_store_out(int ok, void *y, vf v)
     }
 }
 
+/* ---- float8 / float4 (x86_fp8.h); the same steps as convert.h ---- */
+
+static inline vf qv_add_f(vf a, vf b) { return _mm256_add_ps(a, b); }
+
+/* float32 -> float8 / float4 codes, one per lane (qk_f32_to_fp). Normal results: rebias
+ * and round the dropped bits to even in integers. Subnormal results: adding 2^(24-bias-m),
+ * whose last place is the smallest subnormal, lets the FPU round |q| to that unit. Every
+ * compared value is below 2^31, so the signed compares are exact. */
+static inline vi qv_to_fp(vf q, int fmt, int sat)
+{
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const int32_t maxc = (int32_t)qk_fp_maxcode(fmt);
+    __m256i u = _mm256_castps_si256(q);
+    __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+    __m256i sign = _mm256_and_si256(u, _mm256_set1_epi32((int32_t)0x80000000u));
+    __m256i down = _mm256_set1_epi32(23 - m);
+    __m256i r = _mm256_sub_epi32(a, _mm256_set1_epi32((127 - bias) << 23));
+    __m256i odd = _mm256_and_si256(_mm256_srlv_epi32(r, down), _mm256_set1_epi32(1));
+    r = _mm256_add_epi32(r, _mm256_add_epi32(_mm256_set1_epi32((1 << (22 - m)) - 1), odd));
+    __m256i cn = _mm256_srlv_epi32(r, down);
+    __m256 magic = _mm256_castsi256_ps(_mm256_set1_epi32((127 + 24 - bias - m) << 23));
+    __m256i cs = _mm256_sub_epi32(
+        _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), magic)),
+        _mm256_castps_si256(magic));
+    __m256i c = _mm256_blendv_epi8(
+        cn, cs, _mm256_cmpgt_epi32(_mm256_set1_epi32((128 - bias) << 23), a));
+    __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));   /* inf: via cn */
+    if (sat || fmt == QK_FP_E2M1)
+        c = _mm256_min_epi32(c, _mm256_set1_epi32(maxc));
+    else
+        c = _mm256_blendv_epi8(c, _mm256_set1_epi32(fmt == QK_FP_E5M2 ? 0x7c : 0x7f),
+                               _mm256_cmpgt_epi32(c, _mm256_set1_epi32(maxc)));
+    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+        c = _mm256_andnot_si256(nan, c);
+        sign = _mm256_xor_si256(sign, _mm256_and_si256(nan, _mm256_set1_epi32((int32_t)0x80000000u)));
+        return _mm256_or_si256(c, _mm256_srli_epi32(sign, 28));
+    }
+    c = _mm256_blendv_epi8(c, _mm256_set1_epi32(fmt == QK_FP_E5M2 ? 0x7e : 0x7f), nan);
+    return _mm256_or_si256(c, _mm256_srli_epi32(sign, 24));
+}
+
+/* Codes (low bits of each lane) -> float32, exactly (qk_fp_to_f32). */
+static inline vf qv_from_fp(vi c, int fmt)
+{
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const int32_t sbit = fmt == QK_FP_E2M1 ? 0x8 : 0x80;
+    if (fmt == QK_FP_E2M1) c = _mm256_and_si256(c, _mm256_set1_epi32(0xf));   /* high bits ignored */
+    __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(sbit - 1));
+    __m256i sign = _mm256_and_si256(c, _mm256_set1_epi32(sbit));
+    sign = fmt == QK_FP_E2M1 ? _mm256_slli_epi32(sign, 28) : _mm256_slli_epi32(sign, 24);
+    __m256i normal = _mm256_add_epi32(_mm256_sllv_epi32(mag, _mm256_set1_epi32(23 - m)),
+                                      _mm256_set1_epi32((127 - bias) << 23));
+    __m256 unit = _mm256_castsi256_ps(_mm256_set1_epi32((127 + 1 - bias - m) << 23));
+    __m256 sub = _mm256_mul_ps(
+        _mm256_cvtepi32_ps(_mm256_and_si256(mag, _mm256_set1_epi32((1 << m) - 1))), unit);
+    __m256i r = _mm256_blendv_epi8(normal, _mm256_castps_si256(sub),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(1 << m), mag));
+    if (fmt == QK_FP_E4M3FN)
+        r = _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc00000),
+                               _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7f)));
+    else if (fmt == QK_FP_E5M2)
+        r = _mm256_blendv_epi8(
+            r,
+            _mm256_blendv_epi8(_mm256_set1_epi32(0x7fc00000), _mm256_set1_epi32(0x7f800000),
+                               _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7c))),
+            _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7b)));
+    return _mm256_castsi256_ps(_mm256_or_si256(r, sign));
+}
+
+/* d where d is NaN, else p */
+static inline vf qv_keep_nan(vf d, vf p)
+{
+    return _mm256_blendv_ps(p, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+}
+
+#include "x86_fp8.h"
 #include "x86_template.h"
 
 QT_TABLE(qk_avx2_table, "avx2");

@@ -13,6 +13,7 @@
 #endif
 
 #include "kernels.h"
+#include "convert.h"
 #include "x86_bytes.h"
 
 #define QV_W 16
@@ -138,6 +139,77 @@ static inline void qv_store_out(int ok, void *y, vf v)
         _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi32_epi16(qv_bf16_bits(v)));
 }
 
+/* ---- float8 / float4 (x86_fp8.h); the same steps as convert.h and avx2.c ---- */
+
+static inline vf qv_add_f(vf a, vf b) { return _mm512_add_ps(a, b); }
+
+static inline vi qv_to_fp(vf q, int fmt, int sat)
+{
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const int32_t maxc = (int32_t)qk_fp_maxcode(fmt);
+    __m512i u = _mm512_castps_si512(q);
+    __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+    __m512i sign = _mm512_and_si512(u, _mm512_set1_epi32((int32_t)0x80000000u));
+    __m512i down = _mm512_set1_epi32(23 - m);
+    __m512i r = _mm512_sub_epi32(a, _mm512_set1_epi32((127 - bias) << 23));
+    __m512i odd = _mm512_and_si512(_mm512_srlv_epi32(r, down), _mm512_set1_epi32(1));
+    r = _mm512_add_epi32(r, _mm512_add_epi32(_mm512_set1_epi32((1 << (22 - m)) - 1), odd));
+    __m512i cn = _mm512_srlv_epi32(r, down);
+    __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32((127 + 24 - bias - m) << 23));
+    __m512i cs = _mm512_sub_epi32(
+        _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), magic)),
+        _mm512_castps_si512(magic));
+    __m512i c = _mm512_mask_blend_epi32(
+        _mm512_cmpgt_epi32_mask(_mm512_set1_epi32((128 - bias) << 23), a), cn, cs);
+    __mmask16 nan = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7f800000));
+    if (sat || fmt == QK_FP_E2M1)
+        c = _mm512_min_epi32(c, _mm512_set1_epi32(maxc));
+    else
+        c = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(c, _mm512_set1_epi32(maxc)), c,
+                                    _mm512_set1_epi32(fmt == QK_FP_E5M2 ? 0x7c : 0x7f));
+    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+        c = _mm512_mask_blend_epi32(nan, c, _mm512_setzero_si512());
+        sign = _mm512_mask_xor_epi32(sign, nan, sign, _mm512_set1_epi32((int32_t)0x80000000u));
+        return _mm512_or_si512(c, _mm512_srli_epi32(sign, 28));
+    }
+    c = _mm512_mask_blend_epi32(nan, c, _mm512_set1_epi32(fmt == QK_FP_E5M2 ? 0x7e : 0x7f));
+    return _mm512_or_si512(c, _mm512_srli_epi32(sign, 24));
+}
+
+static inline vf qv_from_fp(vi c, int fmt)
+{
+    const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
+    const int32_t sbit = fmt == QK_FP_E2M1 ? 0x8 : 0x80;
+    if (fmt == QK_FP_E2M1) c = _mm512_and_si512(c, _mm512_set1_epi32(0xf));
+    __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(sbit - 1));
+    __m512i sign = _mm512_and_si512(c, _mm512_set1_epi32(sbit));
+    sign = fmt == QK_FP_E2M1 ? _mm512_slli_epi32(sign, 28) : _mm512_slli_epi32(sign, 24);
+    __m512i normal = _mm512_add_epi32(_mm512_sllv_epi32(mag, _mm512_set1_epi32(23 - m)),
+                                      _mm512_set1_epi32((127 - bias) << 23));
+    __m512 unit = _mm512_castsi512_ps(_mm512_set1_epi32((127 + 1 - bias - m) << 23));
+    __m512 sub = _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_and_si512(mag, _mm512_set1_epi32((1 << m) - 1))), unit);
+    __m512i r = _mm512_mask_blend_epi32(
+        _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(1 << m), mag), normal,
+        _mm512_castps_si512(sub));
+    if (fmt == QK_FP_E4M3FN)
+        r = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7f)), r,
+                                    _mm512_set1_epi32(0x7fc00000));
+    else if (fmt == QK_FP_E5M2)
+        r = _mm512_mask_blend_epi32(
+            _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32(0x7b)), r,
+            _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7c)),
+                                    _mm512_set1_epi32(0x7fc00000),
+                                    _mm512_set1_epi32(0x7f800000)));
+    return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
+}
+
+static inline vf qv_keep_nan(vf d, vf p)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), p, d);
+}
+
+#include "x86_fp8.h"
 #include "x86_template.h"
 
 QT_TABLE(QK_AVX512_TABLE, "avx512");

@@ -668,12 +668,20 @@ QT_DFN(QK_D_P2, QK_O_F16)
 #define QT_F16ROW(xk, qk) QT_QNULL
 #endif
 
+/* A file that vectorises the float8 / float4 kinds (x86_fp8.h) defines these first. */
+#ifndef QT_F32_ROW
+#define QT_F32_ROW QT_QROW(QK_X_F32, QK_Q_F32)
+#endif
+#ifndef QT_FP_DROWS
+#define QT_FP_DROWS
+#endif
+
 /* The table; float64 quotients (int32 x) and 32-bit dequantization stay with scalar.c. */
 #define QT_TABLE(sym, name)                                                                  \
     const qk_table sym = {                                                                   \
         name,                                                                                \
         {                                                                                    \
-            { QT_QROW(QK_X_F32, QK_Q_F32), QT_F16ROW(QK_X_F32, QK_Q_F16),             \
+            { QT_F32_ROW, QT_F16ROW(QK_X_F32, QK_Q_F16),                                    \
               QT_QROW(QK_X_F32, QK_Q_BF16), QT_QNULL },                                     \
             { QT_F16ROW(QK_X_F16, QK_Q_F32), QT_F16ROW(QK_X_F16, QK_Q_F16),     \
               QT_F16ROW(QK_X_F16, QK_Q_BF16), QT_QNULL },                             \
@@ -689,6 +697,7 @@ QT_DFN(QK_D_P2, QK_O_F16)
             { qt_d_QK_D_P4_QK_O_F32, QT_F16(qt_d_QK_D_P4_QK_O_F16), qt_d_QK_D_P4_QK_O_BF16 }, \
             { qt_d_QK_D_P2_QK_O_F32, QT_F16(qt_d_QK_D_P2_QK_O_F16), qt_d_QK_D_P2_QK_O_BF16 }, \
             { NULL, NULL, NULL },                                                            \
+            QT_FP_DROWS                                                                      \
         },                                                                                   \
         qt_minmax,                                                                           \
     }

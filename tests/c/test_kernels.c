@@ -118,9 +118,24 @@ static void report(const char *tname, const char *what, const char *fmt, ...)
 
 static const char *xk_name[] = {"f32", "f16", "bf16", "i32"};
 static const char *qk_name[] = {"q32", "q16", "qbf16", "q64"};
-static const char *yk_name[] = {"B8", "B16", "P4", "P2"};
-static const char *dk_name[] = {"B8", "B16", "P4", "P2", "B32"};
-static const char *ok_name[] = {"f32", "f16", "bf16"};
+static const char *yk_name[] = {"B8", "B16", "P4", "P2", "E4M3FN", "E4M3FNUZ", "E5M2",
+                                "E5M2FNUZ", "E2M1", "PE2M1", "B32", "F16", "BF16"};
+static const char *dk_name[] = {"B8", "B16", "P4", "P2", "B32", "E4M3FN", "E4M3FNUZ", "E5M2",
+                                "E5M2FNUZ", "E2M1", "PE2M1", "F16", "BF16"};
+static const char *ok_name[] = {"f32", "f16", "bf16", "e8m0"};
+
+/* float8 / float4 kinds */
+static int fp_y(int yk) { return yk >= QK_Y_E4M3FN && yk <= QK_Y_PE2M1; }
+static int fp_format(int yk)
+{
+    switch (yk) {
+    case QK_Y_E4M3FN: return QK_FP_E4M3FN;
+    case QK_Y_E4M3FNUZ: return QK_FP_E4M3FNUZ;
+    case QK_Y_E5M2: return QK_FP_E5M2;
+    case QK_Y_E5M2FNUZ: return QK_FP_E5M2FNUZ;
+    default: return QK_FP_E2M1;
+    }
+}
 
 /* ---------- value generators ---------- */
 static float bits_f(uint32_t u) { return qk_bits_f32(u); }
@@ -205,6 +220,27 @@ static float gen_scale(int qk, int kind)
     return s;
 }
 
+/* A quotient aimed at a float8 / float4 format: its values, the ties between neighbours, one
+ * float32 ulp around them, scaled copies, specials, any bit pattern. */
+static float fp_quotient(int fmt)
+{
+    uint8_t code = (uint8_t)(fmt == QK_FP_E2M1 ? rnd32() & 0xf : rnd32());
+    float v = qk_fp_to_f32(code, fmt);
+    if (!(fabsf(v) < INFINITY)) v = qk_fp_to_f32((uint8_t)(code & 0x3f), fmt);
+    uint8_t up = (uint8_t)(code + 1);
+    float w = qk_fp_to_f32(fmt == QK_FP_E2M1 ? (uint8_t)(up & 0xf) : up, fmt);
+    switch (rndn(8)) {
+    case 0: case 1: return v;
+    case 2: case 3:
+        if (fabsf(w) < INFINITY && (w > 0) == (v > 0)) return v + (w - v) / 2;
+        return v * 1.0625f;
+    case 4: return nextafterf(v, rndn(2) ? INFINITY : -INFINITY);
+    case 5: return special_float();
+    case 6: return v * ldexpf(1.0f, (int)rnd_range(-8, 8));
+    default: return bits_f(rnd32());
+    }
+}
+
 /* ---------- quantize ---------- */
 typedef struct qtype {
     int32_t qmin, qmax;
@@ -225,8 +261,9 @@ static size_t ybytes_of(int yk, unsigned phase, size_t n)
     switch (yk) {
     case QK_Y_B8: return n;
     case QK_Y_B16: return 2 * n;
-    case QK_Y_P4: return (phase + n + 1) / 2;
-    default: return (phase + n + 3) / 4;
+    case QK_Y_P4: case QK_Y_PE2M1: return (phase + n + 1) / 2;
+    case QK_Y_P2: return (phase + n + 3) / 4;
+    default: return n;   /* float8, unpacked float4 */
     }
 }
 
@@ -275,6 +312,7 @@ typedef struct qcase {
     int x_at_end, y_at_end;
     size_t xoff, yoff;
     int inplace;   /* y == x (the output is never wider than the input) */
+    int sat;   /* float8: saturate */
 } qcase;
 
 static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const qcase *c)
@@ -285,8 +323,16 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
     double *scale64 = arena_place(&asc64, entries * sizeof(double), 1, 0);
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
+    /* float4 zero points (added in float); the same arena, the integer ones are unused */
+    float *zpf = (float *)zp;
+    int fp = fp_y(c->yk), f4 = c->yk == QK_Y_E2M1 || c->yk == QK_Y_PE2M1;
     for (size_t e = 0; e < entries; e++) {
         scale[e] = gen_scale(c->qk, c->scale_kind);
+        if (f4) {
+            static const float z4[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -3.0f, 6.0f, -6.0f};
+            zpf[e] = z4[rndn(8)];
+            continue;
+        }
         scale64[e] = scale[e];
         int32_t z;
         switch (rndn(5)) {
@@ -305,7 +351,10 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
         float s = scale[e];
         if (!(s != 0.0f && fabsf(s) < INFINITY)) s = 1.0f;   /* keep x meaningful */
         float lo = (float)(c->ty.qmin - z), hi = (float)(c->ty.qmax - z);
-        store_x(c->xk, x, i, adversarial_x(s, lo, hi), adversarial_i32(s, lo, hi));
+        if (fp)
+            store_x(c->xk, x, i, fp_quotient(fp_format(c->yk)) * s, adversarial_i32(s, lo, hi));
+        else
+            store_x(c->xk, x, i, adversarial_x(s, lo, hi), adversarial_i32(s, lo, hi));
     }
 
     size_t yb = ybytes_of(c->yk, c->phase, n);
@@ -330,7 +379,9 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     memset(&p, 0, sizeof p);
     p.scale = scale;
     p.scale64 = scale64;
-    p.zp = c->zp_null ? NULL : zp;
+    p.zp = c->zp_null || fp ? NULL : zp;
+    p.zpf = f4 && !c->zp_null ? zpf : NULL;
+    p.saturate = c->sat;
     p.blk = c->blk;
     p.qmin = c->ty.qmin;
     p.qmax = c->ty.qmax;
@@ -353,11 +404,12 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
         if (r1[i] != r2[i]) {
             size_t off = i >= G ? i - G : 0;
             report(tname, what,
-                   "n=%zu blk=%zu q=[%d,%d] zp=%s phase=%u xoff=%zu yoff=%zu byte %zd: "
+                   "n=%zu blk=%zu q=[%d,%d] zp=%s sat=%d phase=%u xoff=%zu yoff=%zu byte %zd: "
                    "scalar %02x simd %02x (element ~%zu)",
-                   n, c->blk, c->ty.qmin, c->ty.qmax, c->zp_null ? "none" : "set", c->phase,
-                   c->xoff, c->yoff, (ptrdiff_t)i - (ptrdiff_t)G, r1[i], r2[i],
-                   c->yk == QK_Y_B16 ? off / 2 : c->yk == QK_Y_P4 ? off * 2 : c->yk == QK_Y_P2 ? off * 4 : off);
+                   n, c->blk, c->ty.qmin, c->ty.qmax, c->zp_null ? "none" : "set", c->sat,
+                   c->phase, c->xoff, c->yoff, (ptrdiff_t)i - (ptrdiff_t)G, r1[i], r2[i],
+                   c->yk == QK_Y_B16 ? off / 2 : c->yk == QK_Y_P4 || c->yk == QK_Y_PE2M1
+                   ? off * 2 : c->yk == QK_Y_P2 ? off * 4 : off);
             break;
         }
     }
@@ -365,8 +417,8 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     int guard_bad = 0;
     for (size_t i = 0; i < G; i++) guard_bad |= r2[i] != pattern[i];
     for (size_t i = G + yb; i < total; i++) guard_bad |= r2[i] != pattern[i];
-    if ((c->yk == QK_Y_P4 || c->yk == QK_Y_P2) && n > 0 && !c->inplace) {
-        unsigned bits = c->yk == QK_Y_P4 ? 4 : 2, per = 8 / bits;
+    if ((c->yk == QK_Y_P4 || c->yk == QK_Y_P2 || c->yk == QK_Y_PE2M1) && n > 0 && !c->inplace) {
+        unsigned bits = c->yk == QK_Y_P2 ? 2 : 4, per = 8 / bits;
         unsigned first_keep = (1u << (c->phase * bits)) - 1u;
         unsigned endslot = (unsigned)((c->phase + n - 1) % per) + 1;
         unsigned last_keep = endslot == per ? 0u : (0xffu << (endslot * bits)) & 0xffu;
@@ -385,7 +437,8 @@ static const qtype *types_for(int yk, size_t *count)
     case QK_Y_B8: *count = 6; return b8_types;
     case QK_Y_B16: *count = 2; return b16_types;
     case QK_Y_P4: *count = 2; return p4_types;
-    default: *count = 2; return p2_types;
+    case QK_Y_P2: *count = 2; return p2_types;
+    default: *count = 1; return b8_types;   /* float kinds: the range fields are unused */
     }
 }
 
@@ -397,7 +450,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
     qk_quant_fn fn = t->quant[xk][qk][yk], ref = qk_scalar_table.quant[xk][qk][yk];
     size_t nt;
     const qtype *types = types_for(yk, &nt);
-    unsigned per = yk == QK_Y_P4 ? 2 : yk == QK_Y_P2 ? 4 : 1;
+    unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 ? 4 : 1;
     size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2, ys = yk == QK_Y_B16 ? 2 : 1;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
@@ -417,6 +470,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.xoff = rndn(4) * xs + (rndn(8) == 0 ? shift(1, xs) : 0);
             c.inplace = rndn(8) == 0;
             c.yoff = shift(rndn(4), c.inplace ? xs : ys);   /* in place: y holds x first */
+            c.sat = (int)(k & 1);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -438,6 +492,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.y_at_end = (int)((k >> 1) & 1);
             c.xoff = (size_t)(k % 4) * xs;
             c.yoff = shift((size_t)(k % 3), ys);
+            c.sat = (int)((k >> 2) & 1);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -481,7 +536,8 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     size_t entries = n == 0 ? 1 : (n + blk - 1) / blk;
     float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
-    unsigned cb = c->dk == QK_D_B8 ? c->bits : c->dk == QK_D_B16 ? 16 : c->dk == QK_D_P4 ? 4 : 2;
+    unsigned cb = c->dk == QK_D_B8 ? c->bits : c->dk == QK_D_B16 ? 16 : c->dk == QK_D_P2 ? 2
+                : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? 4 : 8;   /* float kinds: any byte */
     int32_t cmin = c->is_signed ? -(1 << (cb - 1)) : 0;
     int32_t cmax = c->is_signed ? (1 << (cb - 1)) - 1 : (int32_t)((1u << cb) - 1);
     for (size_t e = 0; e < entries; e++) {
@@ -493,13 +549,14 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
         default: zp[e] = (int32_t)rnd_range(cmin, cmax);
         }
     }
-    size_t xb = c->dk == QK_D_B8 ? n : c->dk == QK_D_B16 ? 2 * n
-              : c->dk == QK_D_P4 ? (c->phase + n + 1) / 2 : (c->phase + n + 3) / 4;
+    size_t xb = c->dk == QK_D_B16 ? 2 * n
+              : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? (c->phase + n + 1) / 2
+              : c->dk == QK_D_P2 ? (c->phase + n + 3) / 4 : n;
     unsigned char *x = c->x_at_end ? arena_place(&ax, xb, 1, 0)
                                    : arena_place(&ax, xb + c->xoff, 0, c->xoff);
     for (size_t i = 0; i < xb; i++) x[i] = (unsigned char)rnd32();   /* high bits included */
 
-    size_t os = c->ok == QK_O_F32 ? 4 : 2, yb = n * os;
+    size_t os = c->ok == QK_O_F32 ? 4 : c->ok == QK_O_E8M0 ? 1 : 2, yb = n * os;
     const size_t G = 16;
     size_t gafter = c->y_at_end ? 0 : G, total = G + yb + gafter;
     unsigned char *r1 = arena_place(&ay1, total + c->yoff, c->y_at_end, c->yoff);
@@ -542,9 +599,9 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
 static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
 {
     qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
-    unsigned per = dk == QK_D_P4 ? 2 : dk == QK_D_P2 ? 4 : 1;
+    unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 ? 4 : 1;
     static const unsigned b8bits[] = {8, 4, 2};
-    size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : 2;
+    size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
     for (size_t n = 0; n <= maxn; n++) {
@@ -682,6 +739,11 @@ int main(int argc, char **argv)
     arena_init(&asc, big * 4);
     arena_init(&asc64, big * 8);
     arena_init(&azp, big * 4);
+    if (sizeof yk_name / sizeof *yk_name != QK_NY || sizeof dk_name / sizeof *dk_name != QK_ND ||
+        sizeof ok_name / sizeof *ok_name != QK_NO) {
+        fprintf(stderr, "the kind name tables do not match kernels.h\n");
+        return 2;
+    }
 
     unsigned f = qsimd_cpu_features();
     struct { const char *name; const qk_table *t; unsigned needs; } tables[] = {
