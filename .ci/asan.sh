@@ -3,27 +3,44 @@
 #   asan_build DIR   copy the tree to DIR/src and build it there, unless DIR/src already
 #                    holds a sanitized build (robustness.sh builds once for every step)
 #   run_asan CMD...  run CMD in DIR/src with the ASan runtime preloaded into Python
-# Needs: $PY (python with the build requirements), gcc with libasan/libubsan.
+# Needs: $PY (python with the build requirements), clang with its ASan runtime
+# (libclang-rt-NN-dev). clang at -O0 because the SIMD kernel files are large: with the
+# sanitizers, gcc or -O1 take minutes each to compile, clang -O0 ~10 s.
+QSIMD_ASAN_CC=${CC_SAN:-clang}
+QSIMD_ASAN_OPT=${QSIMD_ASAN_OPT:--O0}
 QSIMD_ASAN_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # Python leaks by design at exit: leak checking off. A huge request must come back as NULL
 # (MemoryError), not abort. Any other report aborts the process (and fails the step).
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
+# The shared ASan runtime (UBSan's handlers included) that Python must preload.
+asan_runtime() {
+    local f
+    if $QSIMD_ASAN_CC --version 2>/dev/null | grep -q clang; then
+        f=$($QSIMD_ASAN_CC -print-file-name="libclang_rt.asan-$(uname -m).so")
+    else
+        f=$($QSIMD_ASAN_CC -print-file-name=libasan.so)
+    fi
+    [ -f "$f" ] || { echo "no shared ASan runtime for $QSIMD_ASAN_CC ($f)" >&2; return 1; }
+    echo "$f"
+}
+
 asan_build() {
     QSIMD_ASAN_DIR=$1
-    local root so
+    local root so shared=""
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-    QSIMD_ASAN_CC=${CC_SAN:-gcc}
-    QSIMD_ASAN_RT=$($QSIMD_ASAN_CC -print-file-name=libasan.so)
-    [ -f "$QSIMD_ASAN_RT" ] || { echo "no libasan.so for $QSIMD_ASAN_CC" >&2; return 1; }
-    # C programs the tests compile (CC) get the same instrumentation
+    QSIMD_ASAN_RT=$(asan_runtime) || return 1
     if [ -f "$QSIMD_ASAN_DIR/built" ]; then return 0; fi
+    # clang links its ASan runtime statically unless told: a Python extension needs the
+    # shared one (the one preloaded), and so do the programs the tests compile
+    $QSIMD_ASAN_CC --version | grep -q clang && shared="-shared-libasan"
     mkdir -p "$QSIMD_ASAN_DIR/bin"
-    # Tools the tests start must not inherit the ASan runtime preloaded for Python: it makes
-    # the compiler and cmake several times slower (and they are not what is under test).
-    printf '#!/bin/sh\nexec env -u LD_PRELOAD %s %s "$@"\n' "$QSIMD_ASAN_CC" "$QSIMD_ASAN_SAN" \
-        > "$QSIMD_ASAN_DIR/cc-san"
+    # C programs the tests compile (CC) get the same instrumentation. Tools the tests start
+    # must not inherit the runtime preloaded for Python: it makes the compiler and cmake
+    # several times slower (and they are not what is under test).
+    printf '#!/bin/sh\nexec env -u LD_PRELOAD %s %s %s -Wl,-rpath,%s "$@"\n' "$QSIMD_ASAN_CC" \
+        "$QSIMD_ASAN_SAN" "$shared" "$(dirname "$QSIMD_ASAN_RT")" > "$QSIMD_ASAN_DIR/cc-san"
     if command -v cmake >/dev/null; then
         printf '#!/bin/sh\nexec env -u LD_PRELOAD %s "$@"\n' "$(command -v cmake)" \
             > "$QSIMD_ASAN_DIR/bin/cmake"
@@ -33,10 +50,13 @@ asan_build() {
     # tracked and untracked files, not ignored ones (no build products)
     (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) \
         | (cd "$QSIMD_ASAN_DIR/src" && tar -xf -)
-    echo "-- build: ASan + UBSan ($QSIMD_ASAN_CC) in $QSIMD_ASAN_DIR/src"
+    echo "-- build: ASan + UBSan ($QSIMD_ASAN_CC $QSIMD_ASAN_OPT) in $QSIMD_ASAN_DIR/src"
+    local t0=$SECONDS
     if ! (cd "$QSIMD_ASAN_DIR/src" && CC=$QSIMD_ASAN_CC QSIMD_SANITIZE=address,undefined \
-            CFLAGS="-fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1" \
-            "$PY" setup.py -q build_ext --inplace >"$QSIMD_ASAN_DIR/build.log" 2>&1); then
+            QSIMD_OPT=$QSIMD_ASAN_OPT QSIMD_BUILD_JOBS=2 \
+            CFLAGS="-fno-sanitize-recover=all -fno-omit-frame-pointer -g $shared" \
+            LDFLAGS="$shared" "$PY" setup.py -q build_ext --inplace \
+            >"$QSIMD_ASAN_DIR/build.log" 2>&1); then
         cat "$QSIMD_ASAN_DIR/build.log"
         return 1
     fi
@@ -48,6 +68,7 @@ asan_build() {
         echo "the sanitized build has no ASan/UBSan instrumentation" >&2
         return 1
     fi
+    echo "   built in $(( SECONDS - t0 )) s"
     touch "$QSIMD_ASAN_DIR/built"
 }
 

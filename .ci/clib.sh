@@ -19,6 +19,7 @@ build_qsimd_lib() {
             fi ;;
     esac
     mkdir -p "$out"
+    local pids=() p rc=0
     for f in "${files[@]}"; do
         case "$f" in
             */sse41.c) flags="-msse4.1" ;;
@@ -27,12 +28,16 @@ build_qsimd_lib() {
             *) flags="" ;;
         esac
         o="$out/$(echo "$f" | tr / _).o"
+        # all files at once (the kernel files are slow to compile with sanitizers)
         # shellcheck disable=SC2086
         $cc -std=c99 -ffp-contract=off -fno-strict-aliasing -Wall -Wextra -Werror $flags \
             $QSIMD_LIB_DEFS -D_GNU_SOURCE -I"$src/csrc/include" -I"$src/csrc" \
-            -c "$src/csrc/$f" -o "$o"
+            -c "$src/csrc/$f" -o "$o" &
+        pids+=($!)
         objs+=("$o")
     done
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    [ "$rc" = 0 ] || return 1
     rm -f "$out/libqsimd.a"
     ar rcs "$out/libqsimd.a" "${objs[@]}"
 }

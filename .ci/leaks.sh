@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory leaks, on a plain (unsanitized) build in a copy of the tree:
+# Memory leaks, on the installed qsimd or else a plain (unsanitized) build in a copy of the tree:
 #  - --calls N small calls of every operator and error path (tests/qleak.py, default 1M):
 #    RSS and Python's allocated blocks must stay flat;
 #  - valgrind memcheck on --vg-calls calls per ISA (default 400) with PYTHONMALLOC=malloc:
@@ -8,7 +8,6 @@
 #   Usage: .ci/leaks.sh [--calls N] [--vg-calls N] [--dir DIR]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
 calls=1000000 vg_calls=400 dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -21,26 +20,18 @@ done
 PY=${PYTHON:-python}
 if [ -z "$dir" ]; then dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT; fi
 start=$(date +%s)
-src="$dir/plain/src"
-if [ ! -f "$dir/plain/built" ]; then
-    rm -rf "$src" && mkdir -p "$src"
-    (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | (cd "$src" && tar -xf -)
-    echo "-- build: plain, -g, in $src"
-    (cd "$src" && CFLAGS="-g" "$PY" setup.py -q build_ext --inplace >"$dir/plain/build.log" 2>&1) \
-        || { cat "$dir/plain/build.log"; exit 1; }
-    touch "$dir/plain/built"
-fi
-inplain() { (cd "$src" && PYTHONPATH="$src" "$@"); }
+. "$here/plain.sh"
+plain_setup "$dir"
 
 if [ "$calls" -gt 0 ]; then
     echo "-- $calls small calls: memory must stay flat"
-    inplain "$PY" tests/qleak.py --calls "$calls"
+    run_plain "$PY" tests/qleak.py --calls "$calls"
 fi
 
 if [ "$vg_calls" -gt 0 ]; then
     echo "-- valgrind memcheck: $vg_calls calls on every ISA"
     vg="$dir/valgrind.xml"
-    inplain env PYTHONMALLOC=malloc valgrind --tool=memcheck --leak-check=full \
+    run_plain env PYTHONMALLOC=malloc valgrind --tool=memcheck --leak-check=full \
         --show-leak-kinds=definite --errors-for-leak-kinds=definite --num-callers=40 \
         --xml=yes --xml-file="$vg" "$PY" tests/qleak.py --calls "$vg_calls" --every-isa
     "$PY" "$here/valgrind_check.py" "$vg"

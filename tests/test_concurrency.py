@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import qsimd
+from qtest_util import QUICK
 
 Q, D = qsimd.quantize_linear, qsimd.dequantize_linear
 THREADS = 8
@@ -93,7 +94,7 @@ def restore_settings():
 def test_threads_share_read_only_inputs(isa):
     ops = _operations()
     want = {name: _bytes(fn()) for name, fn in ops.items()}
-    errors = _hammer(ops, want, rounds=12)
+    errors = _hammer(ops, want, rounds=3 if QUICK else 12)
     assert not errors, errors[:5]
 
 
@@ -123,7 +124,7 @@ def test_settings_change_while_operations_run(restore_settings):
     m = threading.Thread(target=mutator)
     m.start()
     try:
-        errors = _hammer(ops, want, rounds=8, stop=stop)
+        errors = _hammer(ops, want, rounds=2 if QUICK else 8, stop=stop)
     finally:
         stop.set()
         m.join(timeout=60)
