@@ -350,7 +350,8 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
         int32_t z = c->zp_null ? 0 : zp[e];
         float s = scale[e];
         if (!(s != 0.0f && fabsf(s) < INFINITY)) s = 1.0f;   /* keep x meaningful */
-        float lo = (float)(c->ty.qmin - z), hi = (float)(c->ty.qmax - z);
+        /* int64: for 32-bit outputs qmin - z overflows int */
+        float lo = (float)((int64_t)c->ty.qmin - z), hi = (float)((int64_t)c->ty.qmax - z);
         if (fp)
             store_x(c->xk, x, i, fp_quotient(fp_format(c->yk)) * s, adversarial_i32(s, lo, hi));
         else
