@@ -243,116 +243,252 @@ int qs_valid_cut(const qs_plan *p, size_t cut, unsigned per_byte)
     return 1;   /* one entry per run, or one entry per element */
 }
 
-int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err)
+/* Entries [e0, e0 + m) into the given arrays (NULL: not wanted). Each type has its own loop
+ * so the common ones vectorise. */
+static void convert_scales(const qs_psrc *src, size_t e0, size_t m, float *f, double *f64)
 {
-    pp->heap = NULL;
-    if (entries <= QS_INLINE_ENTRIES) {
-        pp->scale = pp->scale_buf; pp->scale64 = pp->scale64_buf;
-        pp->zp = pp->zp_buf; pp->zp64 = pp->zp64_buf; pp->zpf = pp->zpf_buf;
-        return QSIMD_OK;
+    const void *d = src->scale->data;
+    size_t i;
+    switch (src->scale->dtype) {
+    case QSIMD_FLOAT16:
+        for (i = 0; i < m; i++) f[i] = qk_f16_to_f32(((const uint16_t *)d)[e0 + i]);
+        break;
+    case QSIMD_BFLOAT16:
+        for (i = 0; i < m; i++) f[i] = qk_bf16_to_f32(((const uint16_t *)d)[e0 + i]);
+        break;
+    case QSIMD_FLOAT8E8M0:
+        for (i = 0; i < m; i++) f[i] = qk_e8m0_to_f32(((const uint8_t *)d)[e0 + i]);
+        break;
+    case QSIMD_INT32:   /* to float32 rounding to nearest even, as numpy's astype */
+        for (i = 0; i < m; i++) f[i] = (float)((const int32_t *)d)[e0 + i];
+        if (f64)   /* the exact value for a float64 quotient */
+            for (i = 0; i < m; i++) f64[i] = (double)((const int32_t *)d)[e0 + i];
+        break;
+    default:   /* float32; the operators accept no other scale type */
+        memcpy(f, (const float *)d + e0, m * sizeof(float));
+        break;
     }
-    /* one block: doubles and int64 first, so every array stays aligned */
-    size_t per = sizeof(double) + sizeof(int64_t) + 2 * sizeof(float) + sizeof(int32_t);
-    if (entries > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
-    char *m = (char *)malloc(entries * per);
-    if (!m) return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", entries);
-    pp->heap = m;
-    pp->scale64 = (double *)m;
-    pp->zp64 = (int64_t *)(m + entries * sizeof(double));
-    pp->scale = (float *)(m + entries * (sizeof(double) + sizeof(int64_t)));
-    pp->zp = (int32_t *)(m + entries * (sizeof(double) + sizeof(int64_t) + sizeof(float)));
-    pp->zpf = (float *)(m + entries * (sizeof(double) + sizeof(int64_t) + sizeof(float) +
-                                       sizeof(int32_t)));
-    return QSIMD_OK;
+    if (f64 && src->scale->dtype != QSIMD_INT32)   /* exact: every other type fits float32 */
+        for (i = 0; i < m; i++) f64[i] = f[i];
+    if (src->qk == QK_Q_F16)
+        for (i = 0; i < m; i++) f[i] = qk_round_f16(f[i]);
+    else if (src->qk == QK_Q_BF16)
+        for (i = 0; i < m; i++) f[i] = qk_round_bf16(f[i]);
 }
 
-void qs_params_free(qs_params *pp)
+static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int64_t *z64,
+                        float *zf)
 {
-    free(pp->heap);
-    pp->heap = NULL;
-}
-
-int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params *pp,
-                   qsimd_error *err)
-{
-    const void *d = scale->data;
-    for (size_t i = 0; i < entries; i++) {
-        double v;   /* every scale type widens exactly to double */
-        switch (scale->dtype) {
-        case QSIMD_FLOAT: v = ((const float *)d)[i]; break;
-        case QSIMD_FLOAT16: v = qk_f16_to_f32(((const uint16_t *)d)[i]); break;
-        case QSIMD_BFLOAT16: v = qk_bf16_to_f32(((const uint16_t *)d)[i]); break;
-        case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
-        case QSIMD_FLOAT8E8M0: v = qk_e8m0_to_f32(((const uint8_t *)d)[i]); break;
-        default:
-            return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, "
-                           "int32 or float8e8m0, got %s", qs_dtype_name(scale->dtype));
+    const qsimd_tensor *t = src->zp;
+    const void *d = t->data;
+    size_t i;
+    if (zf) for (i = 0; i < m; i++) zf[i] = 0.0f;
+    switch (t->dtype) {
+    case QSIMD_UINT8: for (i = 0; i < m; i++) z[i] = ((const uint8_t *)d)[e0 + i]; break;
+    case QSIMD_INT8: for (i = 0; i < m; i++) z[i] = ((const int8_t *)d)[e0 + i]; break;
+    case QSIMD_UINT16: for (i = 0; i < m; i++) z[i] = ((const uint16_t *)d)[e0 + i]; break;
+    case QSIMD_INT16: for (i = 0; i < m; i++) z[i] = ((const int16_t *)d)[e0 + i]; break;
+    case QSIMD_INT32: for (i = 0; i < m; i++) z[i] = ((const int32_t *)d)[e0 + i]; break;
+    case QSIMD_UINT32:   /* the int32 copy saturates; 32-bit kernels read z64 */
+        for (i = 0; i < m; i++) {
+            uint32_t v = ((const uint32_t *)d)[e0 + i];
+            z[i] = v > (uint32_t)INT32_MAX ? INT32_MAX : (int32_t)v;
         }
-        pp->scale64[i] = v;
-        /* int32 -> float32 rounds to nearest even, as numpy's astype */
-        float f = scale->dtype == QSIMD_INT32 ? (float)((const int32_t *)d)[i] : (float)v;
-        if (qk == QK_Q_F16) f = qk_round_f16(f);
-        else if (qk == QK_Q_BF16) f = qk_round_bf16(f);
-        pp->scale[i] = f;
-    }
-    return QSIMD_OK;
-}
-
-int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err)
-{
-    if (!zp) {
-        for (size_t i = 0; i < entries; i++) { pp->zp[i] = 0; pp->zp64[i] = 0; pp->zpf[i] = 0; }
-        return QSIMD_OK;
-    }
-    const void *d = zp->data;
-    unsigned bits = qs_bits(zp->dtype);
-    for (size_t i = 0; i < entries; i++) {
-        int64_t v = 0;
-        float f = 0;
-        switch (zp->dtype) {
-        case QSIMD_UINT8: v = ((const uint8_t *)d)[i]; break;
-        case QSIMD_INT8: v = ((const int8_t *)d)[i]; break;
-        case QSIMD_UINT16: v = ((const uint16_t *)d)[i]; break;
-        case QSIMD_INT16: v = ((const int16_t *)d)[i]; break;
-        case QSIMD_INT32: v = ((const int32_t *)d)[i]; break;
-        case QSIMD_UINT32: v = ((const uint32_t *)d)[i]; break;
-        case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
-        case QSIMD_FLOAT4E2M1: {
-            /* packed or one per byte; high bits of an unpacked byte are ignored */
-            uint32_t m = (1u << bits) - 1u, c;
-            if (zp->packed) {
-                unsigned per = 8u / bits;
-                c = (((const uint8_t *)d)[i / per] >> ((i % per) * bits)) & m;
+        break;
+    case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
+    case QSIMD_FLOAT4E2M1: {
+        /* packed or one per byte; high bits of an unpacked byte are ignored */
+        unsigned bits = qs_bits(t->dtype), per = 8u / bits;
+        uint32_t mask = (1u << bits) - 1u;
+        int sgn = t->dtype == QSIMD_INT4 || t->dtype == QSIMD_INT2;
+        for (i = 0; i < m; i++) {
+            size_t e = e0 + i;
+            uint32_t c = t->packed ? (((const uint8_t *)d)[e / per] >> ((e % per) * bits)) & mask
+                                   : ((const uint8_t *)d)[e] & mask;
+            if (t->dtype == QSIMD_FLOAT4E2M1) {
+                z[i] = 0;
+                if (zf) zf[i] = qk_fp_to_f32((uint8_t)c, QK_FP_E2M1);
             } else {
-                c = ((const uint8_t *)d)[i] & m;
+                z[i] = sgn ? (int32_t)c - (int32_t)((c << 1) & (mask + 1u)) : (int32_t)c;
             }
-            if (zp->dtype == QSIMD_FLOAT4E2M1) {
-                f = qk_fp_to_f32((uint8_t)c, QK_FP_E2M1);
-                break;
-            }
-            int sgn = zp->dtype == QSIMD_INT4 || zp->dtype == QSIMD_INT2;
-            v = sgn ? (int64_t)c - (int64_t)((c << 1) & (m + 1u)) : (int64_t)c;
-            break;
         }
-        case QSIMD_FLOAT16: f = qk_f16_to_f32(((const uint16_t *)d)[i]); break;
-        case QSIMD_BFLOAT16: f = qk_bf16_to_f32(((const uint16_t *)d)[i]); break;
-        case QSIMD_FLOAT8E4M3FN: case QSIMD_FLOAT8E4M3FNUZ: case QSIMD_FLOAT8E5M2:
-        case QSIMD_FLOAT8E5M2FNUZ: {
-            /* ONNX: a float8 zero point must be zero (+0 or -0; fnuz 0x80 is NaN) */
-            uint8_t c = ((const uint8_t *)d)[i];
-            int fnuz = zp->dtype == QSIMD_FLOAT8E4M3FNUZ || zp->dtype == QSIMD_FLOAT8E5M2FNUZ;
+        break;
+    }
+    case QSIMD_FLOAT16: case QSIMD_BFLOAT16:
+        for (i = 0; i < m; i++) {
+            uint16_t h = ((const uint16_t *)d)[e0 + i];
+            z[i] = 0;
+            if (zf) zf[i] = t->dtype == QSIMD_FLOAT16 ? qk_f16_to_f32(h) : qk_bf16_to_f32(h);
+        }
+        break;
+    default:   /* float8: zero (qs_params_check) */
+        for (i = 0; i < m; i++) z[i] = 0;
+        break;
+    }
+    if (z64) {
+        if (t->dtype == QSIMD_UINT32)
+            for (i = 0; i < m; i++) z64[i] = ((const uint32_t *)d)[e0 + i];
+        else
+            for (i = 0; i < m; i++) z64[i] = z[i];
+    }
+}
+
+int qs_params_check(const qs_psrc *src, qsimd_error *err)
+{
+    switch (src->scale->dtype) {
+    case QSIMD_FLOAT: case QSIMD_FLOAT16: case QSIMD_BFLOAT16: case QSIMD_INT32:
+    case QSIMD_FLOAT8E8M0: break;
+    default:
+        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, int32 "
+                       "or float8e8m0, got %s", qs_dtype_name(src->scale->dtype));
+    }
+    const qsimd_tensor *t = src->zp;
+    if (!t) return QSIMD_OK;
+    if (qs_is_float8(t->dtype)) {
+        /* ONNX: a float8 zero point must be zero (+0 or -0; fnuz 0x80 is NaN) */
+        int fnuz = t->dtype == QSIMD_FLOAT8E4M3FNUZ || t->dtype == QSIMD_FLOAT8E5M2FNUZ;
+        for (size_t i = 0; i < src->entries; i++) {
+            uint8_t c = ((const uint8_t *)t->data)[i];
             if (fnuz ? c != 0 : (c & 0x7f) != 0)
                 return qs_fail(err, QSIMD_ERR_VALUE, "zero_point must be zero for float8 type "
-                               "%s (entry %zu is not)", qs_dtype_name(zp->dtype), i);
-            break;
+                               "%s (entry %zu is not)", qs_dtype_name(t->dtype), i);
         }
-        default:
-            return qs_fail(err, QSIMD_ERR_TYPE, "zero_point of type %s is not supported",
-                           qs_dtype_name(zp->dtype));
-        }
-        pp->zp64[i] = v;
-        pp->zp[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v);
-        pp->zpf[i] = f;
+        return QSIMD_OK;
     }
+    switch (t->dtype) {
+    case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_UINT16: case QSIMD_INT16: case QSIMD_INT32:
+    case QSIMD_UINT32: case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
+    case QSIMD_FLOAT4E2M1: case QSIMD_FLOAT16: case QSIMD_BFLOAT16:
+        return QSIMD_OK;
+    default:
+        return qs_fail(err, QSIMD_ERR_TYPE, "zero_point of type %s is not supported",
+                       qs_dtype_name(t->dtype));
+    }
+}
+
+/* Converts [e0, e0 + m) into the arrays at base (m entries each), or points pp at the scale
+ * tensor itself when it needs no conversion. */
+static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp, float *fb,
+                         double *f64b, int32_t *zb, int64_t *z64b, float *zfb)
+{
+    int f64 = (src->need & QS_NEED_SCALE64) != 0;
+    if (src->scale->dtype == QSIMD_FLOAT && src->qk == QK_Q_F32 && !f64) {
+        pp->scale = (const float *)src->scale->data + e0;   /* already what kernels read */
+    } else {
+        convert_scales(src, e0, m, fb, f64 ? f64b : NULL);
+        pp->scale = fb;
+    }
+    pp->scale64 = f64 ? f64b : NULL;
+    pp->zp = NULL;
+    pp->zp64 = NULL;
+    pp->zpf = NULL;
+    if (src->zp) {
+        int z64 = (src->need & QS_NEED_ZP64) != 0, zf = (src->need & QS_NEED_ZPF) != 0;
+        convert_zps(src, e0, m, zb, z64 ? z64b : NULL, zf ? zfb : NULL);
+        pp->zp = zb;
+        pp->zp64 = z64 ? z64b : NULL;
+        pp->zpf = zf ? zfb : NULL;
+    }
+    pp->first = e0;
+    pp->count = m;
+}
+
+/* Makes pp hold [e, e + m) (m <= QS_CHUNK_ENTRIES), converting the next chunk when not. */
+static void params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
+{
+    if (pp->count && e >= pp->first && e + m <= pp->first + pp->count) return;
+    size_t c = src->entries - e < QS_CHUNK_ENTRIES ? src->entries - e : QS_CHUNK_ENTRIES;
+    convert_into(src, e, c, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
+                 pp->zpf_buf);
+}
+
+/* Every entry, on the heap when they do not fit the inline buffers. */
+static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
+{
+    size_t n = src->entries;
+    pp->heap = NULL;
+    if (n <= QS_CHUNK_ENTRIES) {
+        convert_into(src, 0, n, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
+                     pp->zpf_buf);
+        return QSIMD_OK;
+    }
+    /* one block holding only the arrays that will be written; 8-byte ones first */
+    int f64 = (src->need & QS_NEED_SCALE64) != 0;
+    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
+    int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
+    int zf = z && (src->need & QS_NEED_ZPF);
+    size_t per = (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf) * 4;
+    if (per && n > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
+    char *m = per ? (char *)malloc(n * per) : NULL;
+    if (per && !m)
+        return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", n);
+    pp->heap = m;
+    double *f64b = f64 ? (double *)m : NULL;
+    int64_t *z64b = z64 ? (int64_t *)(m + (size_t)f64 * 8 * n) : NULL;
+    char *m4 = m + (size_t)(f64 + z64) * 8 * n;
+    float *fb = conv ? (float *)m4 : NULL;
+    int32_t *zb = z ? (int32_t *)(m4 + (size_t)conv * 4 * n) : NULL;
+    float *zfb = zf ? (float *)(m4 + (size_t)(conv + z) * 4 * n) : NULL;
+    convert_into(src, 0, n, pp, fb, f64b, zb, z64b, zfb);
+    return QSIMD_OK;
+}
+
+typedef struct pr_ctx {
+    const qs_plan *plan;
+    const qs_psrc *src;
+    qs_prun_fn fn;
+    void *ctx;
+    qs_params *pp;      /* shared (all entries), or NULL: each piece fetches chunks */
+} pr_ctx;
+
+static void pr_all(void *vctx, const qs_run *r)
+{
+    pr_ctx *c = (pr_ctx *)vctx;
+    c->fn(c->ctx, r, c->pp);
+}
+
+/* A run of blocked-along-the-last-axis entries, QS_CHUNK_ENTRIES entries at a time. */
+static void pr_chunked(void *vctx, const qs_run *r)
+{
+    pr_ctx *c = (pr_ctx *)vctx;
+    size_t blk = r->blk, ne = r->n <= blk ? 1 : r->n / blk + (r->n % blk != 0);
+    for (size_t k = 0; k < ne; k += QS_CHUNK_ENTRIES) {
+        size_t m = ne - k < QS_CHUNK_ENTRIES ? ne - k : QS_CHUNK_ENTRIES;
+        qs_run sub = *r;
+        sub.entry = r->entry + k;
+        if (ne > 1) {
+            sub.start = r->start + k * blk;
+            sub.n = k + m == ne ? r->n - k * blk : m * blk;
+        }
+        params_fetch(c->src, sub.entry, m, c->pp);
+        c->fn(c->ctx, &sub, c->pp);
+    }
+}
+
+static void pr_piece(void *vctx, int index, size_t a, size_t b)
+{
+    pr_ctx c = *(const pr_ctx *)vctx;
+    qs_params pp;   /* this thread's chunk */
+    (void)index;
+    pp.count = 0;
+    c.pp = &pp;
+    qs_for_each_run_in(c.plan, a, b, pr_chunked, &c);
+}
+
+int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
+                       qs_prun_fn fn, void *ctx, qsimd_error *err)
+{
+    pr_ctx c;
+    c.plan = plan; c.src = src; c.fn = fn; c.ctx = ctx; c.pp = NULL;
+    if (src->entries > QS_CHUNK_ENTRIES && plan->kind == QS_BLOCKED && plan->inner == 1) {
+        qs_parallel(plan, threads, per_byte, pr_piece, &c);
+        return QSIMD_OK;
+    }
+    qs_params pp;
+    int rc = params_all(src, &pp, err);
+    if (rc != QSIMD_OK) return rc;
+    c.pp = &pp;
+    qs_parallel_runs(plan, threads, per_byte, pr_all, &c);
+    free(pp.heap);
     return QSIMD_OK;
 }

@@ -85,32 +85,50 @@ void qs_parallel_runs(const qs_plan *plan, int threads, unsigned per_byte, qs_ru
 /* Process-wide default thread count (qsimd_set_num_threads), at least 1. */
 int qs_default_threads(void);
 
-/* Parameter arrays with a small inline buffer, so small calls never allocate. */
-#define QS_INLINE_ENTRIES 16
+/* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
+ * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
+ * entries (per-tensor, per-axis, blocked on an outer axis) convert them all once; blocked
+ * along the last axis, where each entry serves one block only and there can be n / 32 of
+ * them, converts QS_CHUNK_ENTRIES at a time just before the runs that use them, so a call
+ * never allocates or writes memory proportional to its size for them. */
+#define QS_CHUNK_ENTRIES 256
+enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4 };
+
+typedef struct qs_psrc {
+    const qsimd_tensor *scale;
+    const qsimd_tensor *zp;   /* NULL: no zero point (the kernels read NULL as all zero) */
+    size_t entries;
+    int qk;                   /* QK_Q_*: precision the float32 scales are rounded to */
+    unsigned need;            /* QS_NEED_*: the other forms a kernel will read */
+} qs_psrc;
+
+/* Entry e of the call is element e - first of each array; an array is NULL when the kernels
+ * must not read it. */
 typedef struct qs_params {
-    float *scale;
-    double *scale64;
-    int32_t *zp;
-    int64_t *zp64;
-    float *zpf;
+    const float *scale;
+    const double *scale64;
+    const int32_t *zp;
+    const int64_t *zp64;
+    const float *zpf;
+    size_t first, count;      /* entries held: [first, first + count); count 0: none */
     void *heap;
-    float scale_buf[QS_INLINE_ENTRIES];
-    double scale64_buf[QS_INLINE_ENTRIES];
-    int32_t zp_buf[QS_INLINE_ENTRIES];
-    int64_t zp64_buf[QS_INLINE_ENTRIES];
-    float zpf_buf[QS_INLINE_ENTRIES];
+    float scale_buf[QS_CHUNK_ENTRIES];
+    double scale64_buf[QS_CHUNK_ENTRIES];
+    int32_t zp_buf[QS_CHUNK_ENTRIES];
+    int64_t zp64_buf[QS_CHUNK_ENTRIES];
+    float zpf_buf[QS_CHUNK_ENTRIES];
 } qs_params;
 
-int qs_params_alloc(qs_params *pp, size_t entries, qsimd_error *err);
-void qs_params_free(qs_params *pp);
+/* Checks every entry that a kernel cannot take (float8 zero points must be zero:
+ * QSIMD_ERR_VALUE) before anything is written. */
+int qs_params_check(const qs_psrc *src, qsimd_error *err);
 
-/* Scale entries, rounded to the quotient precision qk (QK_Q_*), as float32 or double. */
-int qs_load_scales(const qsimd_tensor *scale, size_t entries, int qk, qs_params *pp,
-                   qsimd_error *err);
-/* Zero points as int32 (<= 16-bit types) and int64 (32-bit types), or for the float types as
- * float32 (zpf: float16, bfloat16, float4e2m1, packed or not); NULL tensor: all zero.
- * float8 zero points are checked to be zero (+-0) and QSIMD_ERR_VALUE otherwise. */
-int qs_load_zps(const qsimd_tensor *zp, size_t entries, qs_params *pp, qsimd_error *err);
+/* Runs fn(ctx, run, pp) over the plan's runs on up to `threads` threads (as
+ * qs_parallel_runs), with pp holding the run's entries. QSIMD_ERR_NOMEM when the entries
+ * to convert at once cannot be allocated (nothing written then). */
+typedef void (*qs_prun_fn)(void *ctx, const qs_run *run, const qs_params *pp);
+int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
+                       qs_prun_fn fn, void *ctx, qsimd_error *err);
 int qs_is_float8(int32_t dtype);             /* the four float8 types (not e8m0) */
 
 #endif

@@ -17,19 +17,18 @@ typedef struct dctx {
     size_t xsize;       /* bytes per x element; 0 for packed */
     size_t ysize;
     unsigned per_byte;  /* packed: elements per byte */
-    const qs_params *pp;
-    int has_zpf;
     qk_dparams kp;
 } dctx;
 
-static void dequant_run(void *vctx, const qs_run *r)
+static void dequant_run(void *vctx, const qs_run *r, const qs_params *pp)
 {
     dctx *c = (dctx *)vctx;
     qk_dparams p = c->kp;
-    p.scale = c->pp->scale + r->entry;
-    p.zp = c->pp->zp + r->entry;
-    p.zp64 = c->pp->zp64 + r->entry;
-    p.zpf = c->has_zpf ? c->pp->zpf + r->entry : NULL;
+    size_t off = r->entry - pp->first;
+    p.scale = pp->scale + off;
+    p.zp = pp->zp ? pp->zp + off : NULL;
+    p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
+    p.zpf = pp->zpf ? pp->zpf + off : NULL;
     p.blk = r->blk;
     const void *x;
     if (c->per_byte) {
@@ -110,28 +109,24 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (!x->data || !scale->data || !y->data || (zero_point && !zero_point->data))
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
-    qs_params pp;
     /* a float4 zero point is ignored without a check, as the reference does */
-    const qsimd_tensor *zp_used = x->dtype == QSIMD_FLOAT4E2M1 ? NULL : zero_point;
-    if ((rc = qs_params_alloc(&pp, plan.entries, err)) != QSIMD_OK) return rc;
-    if ((rc = qs_load_scales(scale, plan.entries, QK_Q_F32, &pp, err)) != QSIMD_OK ||
-        (rc = qs_load_zps(zp_used, plan.entries, &pp, err)) != QSIMD_OK) {
-        qs_params_free(&pp);
-        return rc;
-    }
+    qs_psrc src;
+    src.scale = scale;
+    src.zp = x->dtype == QSIMD_FLOAT4E2M1 ? NULL : zero_point;
+    src.entries = plan.entries;
+    src.qk = QK_Q_F32;
+    src.need = (dk == QK_D_B32 ? QS_NEED_ZP64 : 0u) |
+               (dk == QK_D_F16 || dk == QK_D_BF16 ? QS_NEED_ZPF : 0u);
+    if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
     dctx c;
     memset(&c, 0, sizeof c);
     c.fn = qk_get_dequant(qk_active(), dk, ok);
     c.x = (const char *)x->data;
     c.y = (char *)y->data;
     c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits : 0u;
-    c.has_zpf = zero_point != NULL && (dk == QK_D_F16 || dk == QK_D_BF16);
     c.xsize = c.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
     c.ysize = qs_bits(y->dtype) / 8;
-    c.pp = &pp;
     c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
     c.kp.is_signed = is_signed;
-    qs_parallel_runs(&plan, opt->num_threads, c.per_byte, dequant_run, &c);
-    qs_params_free(&pp);
-    return QSIMD_OK;
+    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, dequant_run, &c, err);
 }

@@ -62,20 +62,19 @@ typedef struct qctx {
     size_t xsize;       /* bytes per x element */
     size_t ysize;       /* bytes per y element; 0 for packed */
     unsigned per_byte;  /* packed: elements per byte */
-    const qs_params *pp;
-    int has_zpf;
     qk_qparams kp;
 } qctx;
 
-static void quant_run(void *vctx, const qs_run *r)
+static void quant_run(void *vctx, const qs_run *r, const qs_params *pp)
 {
     qctx *c = (qctx *)vctx;
     qk_qparams p = c->kp;
-    p.scale = c->pp->scale + r->entry;
-    p.scale64 = c->pp->scale64 + r->entry;
-    p.zp = c->pp->zp + r->entry;
-    p.zp64 = c->pp->zp64 + r->entry;
-    p.zpf = c->has_zpf ? c->pp->zpf + r->entry : NULL;
+    size_t off = r->entry - pp->first;
+    p.scale = pp->scale + off;
+    p.scale64 = pp->scale64 ? pp->scale64 + off : NULL;
+    p.zp = pp->zp ? pp->zp + off : NULL;
+    p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
+    p.zpf = pp->zpf ? pp->zpf + off : NULL;
     p.blk = r->blk;
     void *y;
     if (c->per_byte) {
@@ -135,15 +134,17 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
     int qk = quotient_kind(x->dtype, scale->dtype, opt->precision);
-    qs_params pp;
     /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
-    const qsimd_tensor *zp_used = qs_is_float8(y->dtype) ? NULL : zero_point;
-    if ((rc = qs_params_alloc(&pp, plan.entries, err)) != QSIMD_OK) return rc;
-    if ((rc = qs_load_scales(scale, plan.entries, qk, &pp, err)) != QSIMD_OK ||
-        (rc = qs_load_zps(zp_used, plan.entries, &pp, err)) != QSIMD_OK) {
-        qs_params_free(&pp);
-        return rc;
-    }
+    qs_psrc src;
+    src.scale = scale;
+    src.zp = qs_is_float8(y->dtype) ? NULL : zero_point;
+    src.entries = plan.entries;
+    src.qk = qk;
+    /* float zero points are added only when given: -0 + 0 is +0 */
+    src.need = (qk == QK_Q_F64 ? QS_NEED_SCALE64 : 0u) | (yk == QK_Y_B32 ? QS_NEED_ZP64 : 0u) |
+               (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16
+                    ? QS_NEED_ZPF : 0u);
+    if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
 
     qctx c;
     memset(&c, 0, sizeof c);
@@ -153,19 +154,13 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.xsize = qs_bits(x->dtype) / 8;
     c.ysize = bits < 8 ? 1 : bits / 8;   /* unpacked 4- and 2-bit codes: one per byte */
     c.per_byte = packed ? 8u / bits : 0u;
-    c.pp = &pp;
     c.kp.qmin = qmin;
     c.kp.qmax = qmax;
     c.kp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
     c.kp.saturate = opt->saturate;
     c.kp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
     c.kp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
-    /* float zero points are added only when given: -0 + 0 is +0 */
-    c.has_zpf = zero_point != NULL && (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 ||
-                                       yk == QK_Y_F16 || yk == QK_Y_BF16);
     if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
         c.y[plan.n / c.per_byte] = 0;
-    qs_parallel_runs(&plan, opt->num_threads, c.per_byte, quant_run, &c);
-    qs_params_free(&pp);
-    return QSIMD_OK;
+    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, quant_run, &c, err);
 }
