@@ -209,6 +209,18 @@ static inline vf qv_keep_nan(vf d, vf p)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), p, d);
 }
 
+/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (x86_template.h) */
+static inline void qv_stream64(void *y, const void *src)
+{
+#if defined(QSIMD_TEST_SIMDE)   /* SIMDe has no 512-bit streaming store: two native halves */
+    _mm256_stream_si256((__m256i *)y, _mm256_loadu_si256((const __m256i *)src));
+    _mm256_stream_si256((__m256i *)y + 1, _mm256_loadu_si256((const __m256i *)src + 1));
+#else
+    _mm512_stream_si512((__m512i *)y, _mm512_loadu_si512(src));
+#endif
+}
+static inline void qv_stream_done(void) { _mm_sfence(); }   /* order them before later stores */
+
 #include "x86_fp8.h"
 #include "x86_template.h"
 
