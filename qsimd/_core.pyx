@@ -253,8 +253,8 @@ cdef extern from *:
     """
     #define QS_ARR_OK(a) (PyArray_ISCARRAY_RO(a) && PyArray_ISNOTSWAPPED(a))
     #define QS_OUT_OK(a) (PyArray_ISCARRAY(a) && PyArray_ISNOTSWAPPED(a))
-    /* A NumPy scalar's value by the type number of its exact type; user (ml_dtypes) types
-       through NumPy's own accessor, which then hands back a pointer to the value. */
+    /* A NumPy scalar's value by the type number of its exact type (at most 8 bytes); user
+       (ml_dtypes) types through NumPy's accessor, which hands back a pointer to the value. */
     static void qs_scalar_bytes(PyObject *o, int num, int size, void *buf)
     {
         void *p = NULL;
@@ -268,8 +268,12 @@ cdef extern from *:
         case NPY_HALF: memcpy(buf, &PyArrayScalar_VAL(o, Half), 2); return;
         case NPY_FLOAT: memcpy(buf, &PyArrayScalar_VAL(o, Float), 4); return;
         default:
-            PyArray_ScalarAsCtype(o, &p);   /* user types: a pointer to the value */
-            memcpy(buf, p, (size_t)size);
+            if (PyTypeNum_ISUSERDEF(num)) {
+                PyArray_ScalarAsCtype(o, &p);   /* user types: a pointer to the value */
+                memcpy(buf, p, (size_t)size);
+            } else {
+                PyArray_ScalarAsCtype(o, buf);   /* e.g. int32 as NPY_LONG: the value */
+            }
         }
     }
     """
