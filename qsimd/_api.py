@@ -224,12 +224,10 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
     released and calls from many threads run concurrently.
     """
-    if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
-            and output_dtype is None and precision is None and packed is False
-            and num_threads is None and saturate is True):
-        y = _core.quantize_fast(x, scale, zero_point, out)   # None: not the common case
-        if y is not None:
-            return y
+    y = _core.quantize_fast(x, scale, zero_point, axis, block_size, output_dtype, saturate,
+                            precision, packed, out, num_threads)
+    if y is not None:   # None: some argument needs the work below
+        return y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     limit = _param_limit(x.shape)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
@@ -284,6 +282,9 @@ class PackedTensor(NamedTuple):
     shape: tuple
 
 
+_core.setup_fast(PackedTensor)
+
+
 def _packed_input(x: PackedTensor):
     code = resolve(x.dtype, "x.dtype")
     if code not in SUBBYTE_BITS:
@@ -330,11 +331,10 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
     call).
     """
-    if (type(axis) is int and axis == 1 and type(block_size) is int and block_size == 0
-            and output_dtype is None and num_threads is None):
-        y = _core.dequantize_fast(x, scale, zero_point, out)   # None: not the common case
-        if y is not None:
-            return y
+    y = _core.dequantize_fast(x, scale, zero_point, axis, block_size, output_dtype, out,
+                              num_threads)
+    if y is not None:   # None: some argument needs the work below
+        return y
     if isinstance(x, PackedTensor):
         data, xt, like = _packed_input(x)
         return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
@@ -376,6 +376,9 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
 def dynamic_quantize_linear(x):
     """ONNX DynamicQuantizeLinear (uint8). Returns ``(y, y_scale, y_zero_point)``, the last
     two as 0-d float32 and uint8 arrays. NaN elements are ignored when finding the range."""
+    r = _core.dynamic_quantize_fast(x)
+    if r is not None:
+        return r
     x, _ = _float_input(x, "x", (1,), False)
     y = np.empty(x.shape, np.uint8)
     scale, zp = _core.dynamic_quantize(x, y)

@@ -1,10 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
-Arrays arrive already validated by the Python layer (C-contiguous, aligned, native byte
-order, supported dtype); shapes, axes and block sizes are validated by the C operator layer,
-whose messages become the exceptions raised here. Buffers are read through NumPy's C API
-rather than typed memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
+quantize / dequantize / dynamic_quantize receive arrays the Python layer has normalised
+(C-contiguous, aligned, native byte order, supported dtype); the *_fast functions at the end
+check arguments that are already in that form themselves, at C level, and decline the rest.
+Shapes, axes and block sizes are validated by the C operator layer, whose messages become the
+exceptions raised here. Buffers are read through NumPy's C API rather than typed
+memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t
@@ -229,160 +231,529 @@ def c_version():
 
 
 # ---------------------------------------------------------------------------------------------
-# Fast paths for the common small call: a contiguous float32 x, a scalar scale and zero point,
-# per-tensor, default attributes. Everything is checked here at C level; anything unusual
-# returns None and the caller takes the general path (which also produces the error messages).
+# Fast paths: every call whose arguments are already in final form (exact C-contiguous,
+# aligned, native ndarrays of supported types, NumPy / Python scalars, plain int attributes,
+# cached dtype spellings, a fitting `out=`) goes straight to C. Rule: the C call is made only
+# when the general path in _api.py would make the very same call; anything it would convert,
+# copy or refuse in Python returns None here, and the general path runs (and owns the
+# messages). Errors only C detects are raised here exactly as the general path raises them.
+
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.tuple cimport PyTuple_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.ref cimport PyObject
+from cpython.object cimport Py_TYPE
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport int8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.string cimport memcpy
+from libc.float cimport FLT_MAX
+from libc.math cimport isinf
 
 cdef extern from *:
     """
     #define QS_ARR_OK(a) (PyArray_ISCARRAY_RO(a) && PyArray_ISNOTSWAPPED(a))
-    #define QS_IS_F32(o) PyArray_IsScalar(o, Float32)
-    #define QS_F32_VAL(o) PyArrayScalar_VAL(o, Float32)
-    #define QS_IS_U8(o) PyArray_IsScalar(o, UInt8)
-    #define QS_U8_VAL(o) PyArrayScalar_VAL(o, UInt8)
-    #define QS_IS_I8(o) PyArray_IsScalar(o, Int8)
-    #define QS_I8_VAL(o) PyArrayScalar_VAL(o, Int8)
+    #define QS_OUT_OK(a) (PyArray_ISCARRAY(a) && PyArray_ISNOTSWAPPED(a))
+    /* A NumPy scalar's value by the type number of its exact type (at most 8 bytes); user
+       (ml_dtypes) types through NumPy's accessor, which hands back a pointer to the value. */
+    static void qs_scalar_bytes(PyObject *o, int num, int size, void *buf)
+    {
+        void *p = NULL;
+        switch (num) {   /* memcpy: buf is read as this type in the C core */
+        case NPY_BYTE: memcpy(buf, &PyArrayScalar_VAL(o, Byte), 1); return;
+        case NPY_UBYTE: memcpy(buf, &PyArrayScalar_VAL(o, UByte), 1); return;
+        case NPY_SHORT: memcpy(buf, &PyArrayScalar_VAL(o, Short), 2); return;
+        case NPY_USHORT: memcpy(buf, &PyArrayScalar_VAL(o, UShort), 2); return;
+        case NPY_INT: memcpy(buf, &PyArrayScalar_VAL(o, Int), sizeof(int)); return;
+        case NPY_UINT: memcpy(buf, &PyArrayScalar_VAL(o, UInt), sizeof(int)); return;
+        case NPY_HALF: memcpy(buf, &PyArrayScalar_VAL(o, Half), 2); return;
+        case NPY_FLOAT: memcpy(buf, &PyArrayScalar_VAL(o, Float), 4); return;
+        default:
+            if (PyTypeNum_ISUSERDEF(num)) {
+                PyArray_ScalarAsCtype(o, &p);   /* user types: a pointer to the value */
+                memcpy(buf, p, (size_t)size);
+            } else {
+                PyArray_ScalarAsCtype(o, buf);   /* e.g. int32 as NPY_LONG: the value */
+            }
+        }
+    }
     """
     bint QS_ARR_OK(cnp.ndarray a)
-    bint QS_IS_F32(object o)
-    float QS_F32_VAL(object o)
-    bint QS_IS_U8(object o)
-    uint8_t QS_U8_VAL(object o)
-    bint QS_IS_I8(object o)
-    signed char QS_I8_VAL(object o)
+    bint QS_OUT_OK(cnp.ndarray a)
+    void qs_scalar_bytes(object o, int num, int size, void *buf)
 
-cdef int _scalar_f32(object s, float *v) except -1:
-    """1 when s is a float32-valued scalar (Python float, np.float32/float64, 0-d float32)."""
-    if type(s) is float:
-        v[0] = <float>(<double>s)
-        return 1
-    if QS_IS_F32(s):
-        v[0] = QS_F32_VAL(s)
-        return 1
-    if type(s) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>s) == 0 and \
-            cnp.PyArray_TYPE(<cnp.ndarray>s) == cnp.NPY_FLOAT32 and QS_ARR_OK(<cnp.ndarray>s):
-        v[0] = (<float *>cnp.PyArray_DATA(<cnp.ndarray>s))[0]
-        return 1
-    return 0
+# Type tables, filled once by setup_fast() from qsimd._dtypes (user type numbers are >= 256).
+cdef enum:
+    NUMS = 1024              # type numbers tabled (builtin < 256, user types from 256)
+    SPEC_CACHE_MAX = 256     # dtype spellings remembered per key type
+cdef int8_t _code_of[NUMS]           # type number -> ONNX code, 0: not a qsimd type
+cdef int _num_of[32]                 # ONNX code -> type number
+cdef int _size_of[32]                # ONNX code -> bytes per element
+cdef int _bits_of[32]                # 4 / 2 for sub-byte codes, else 0
+cdef int64_t _zlo[32]
+cdef int64_t _zhi[32]                # range of a Python int zero point (integer codes)
+cdef uint32_t _zint = 0              # codes whose Python int zero points are handled here
+cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0
+cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
+cdef object _keep = None
+cdef object _packed_cls = None
+cdef object _resolve = None
+cdef object _np_float64 = None
+# dtype spellings resolved once; one dict per key type, so that no key of another type can
+# ever compare equal (True == 1, np.dtype("int8") == "int8")
+cdef dict _spec_str = {}, _spec_int = {}, _spec_dtype = {}, _spec_type = {}
 
 
-cdef int _scalar_zp(object z, int *dtype, int32_t *v) except -1:
-    """1 when z is None or a uint8/int8 scalar (NumPy scalar or 0-d array)."""
+cdef uint32_t _mask(codes):
+    cdef uint32_t m = 0
+    for c in codes:
+        m |= 1u << <int>c
+    return m
+
+
+def setup_fast(packed_cls):
+    """Build the tables (called once by _api at import, with its PackedTensor class)."""
+    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
+    global _keep, _packed_cls, _resolve, _np_float64
+    from . import _dtypes as d
+    import numpy as np
+    types = [None] * 32
+    for code, dt in d.CODE_TO_DTYPE.items():
+        if not 0 <= dt.num < NUMS or code >= 32:
+            continue   # leaves the type to the general path
+        _code_of[dt.num] = code
+        _num_of[code] = dt.num
+        _size_of[code] = dt.itemsize
+        _bits_of[code] = d.SUBBYTE_BITS.get(code, 0)
+        types[code] = dt.type
+        _stype[code] = <PyObject *>dt.type
+        if code in d.INT_RANGE:
+            _zlo[code], _zhi[code] = d.INT_RANGE[code]
+            _zint |= 1u << code
+    Q_IN, Q_SCALE, Q_OUT = _mask(d.Q_INPUT_CODES), _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
+    DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
+    DQ_OUT = _mask(d.DQ_OUTPUT_CODES)
+    _keep = tuple(types)
+    _packed_cls = packed_cls
+    _resolve = d.resolve
+    _np_float64 = np.float64
+
+
+cdef inline bint _has(uint32_t mask, int code) noexcept:
+    return code > 0 and (mask >> code) & 1u
+
+
+cdef inline int _arr_code(object o) noexcept:
+    """ONNX code of an exact, C-contiguous, aligned, native ndarray of rank <= 32; else 0."""
     cdef cnp.ndarray a
-    if z is None:
-        dtype[0] = 2
-        v[0] = 0
+    cdef int num
+    if type(o) is not cnp.ndarray:
+        return 0
+    a = <cnp.ndarray>o
+    num = cnp.PyArray_TYPE(a)
+    if num < 0 or num >= NUMS or not QS_ARR_OK(a) or cnp.PyArray_NDIM(a) > 32:
+        return 0
+    return _code_of[num]
+
+
+cdef inline bint _int64(object o, int64_t *v) except -1:
+    """An exact Python int within int64 (anything else: the general path decides)."""
+    cdef int overflow = 0
+    if type(o) is not int:
+        return False
+    v[0] = PyLong_AsLongLongAndOverflow(o, &overflow)
+    return overflow == 0
+
+
+cdef inline int _flag(object o) except -2:
+    """True/False or exactly 1/0 (as _api._flag accepts); -1: the general path decides."""
+    cdef int64_t v
+    if o is True:
         return 1
-    if QS_IS_U8(z):
-        dtype[0] = 2
-        v[0] = QS_U8_VAL(z)
-        return 1
-    if QS_IS_I8(z):
-        dtype[0] = 3
-        v[0] = QS_I8_VAL(z)
-        return 1
-    if type(z) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>z) == 0:
-        a = <cnp.ndarray>z
-        if cnp.PyArray_TYPE(a) == cnp.NPY_UINT8:
-            dtype[0] = 2
-            v[0] = (<uint8_t *>cnp.PyArray_DATA(a))[0]
-            return 1
-        if cnp.PyArray_TYPE(a) == cnp.NPY_INT8:
-            dtype[0] = 3
-            v[0] = (<signed char *>cnp.PyArray_DATA(a))[0]
-            return 1
+    if o is False:
+        return 0
+    if _int64(o, &v) and (v == 0 or v == 1):
+        return <int>v
+    return -1
+
+
+cdef inline int _threads(object o) except -2:
+    cdef int64_t v
+    if o is None:
+        return 0
+    if _int64(o, &v) and 1 <= v <= 64:
+        return <int>v
+    return -1
+
+
+cdef int _spec_code(object spec) except -2:
+    """An output type spelling -> ONNX code through the caches; 0: unset (None, int 0);
+    -1: not cacheable or not resolvable (the general path decides)."""
+    cdef dict cache
+    cdef int64_t v
+    if spec is None:
+        return 0
+    if type(spec) is str:
+        cache = _spec_str
+    elif type(spec) is int:
+        if _int64(spec, &v) and v == 0:
+            return 0   # ONNX 0: unset
+        cache = _spec_int
+    elif isinstance(spec, cnp.dtype):
+        cache = _spec_dtype
+    elif isinstance(spec, type):
+        cache = _spec_type
+    else:
+        return -1   # bool, np.integer, ...: not cached
+    code = cache.get(spec)
+    if code is None:
+        try:
+            code = _resolve(spec, "output_dtype")
+        except Exception:
+            return -1
+        if len(cache) < SPEC_CACHE_MAX:
+            cache[spec] = code
+    return code
+
+
+# scale / zero point as a qsimd_tensor: an array's own buffer, or a scalar copied into buf
+cdef struct param:
+    shaped s
+    uint64_t buf
+    char *lo          # the array's bytes (for the overlap check); NULL for a scalar
+    char *hi
+
+
+cdef inline void _param_scalar(param *p, int code) noexcept:
+    p.s.t.data = &p.buf
+    p.s.t.dtype = code
+    p.s.t.ndim = 0
+    p.s.t.shape = NULL
+    p.s.t.packed = 0
+    p.lo = NULL
+    p.hi = NULL
+
+
+cdef inline void _param_array(param *p, cnp.ndarray a, int code) noexcept:
+    cdef int i, nd = cnp.PyArray_NDIM(a)
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
+    for i in range(nd):
+        p.s.dims[i] = dims[i]
+    p.s.t.data = cnp.PyArray_DATA(a)
+    p.s.t.dtype = code
+    p.s.t.ndim = nd
+    p.s.t.shape = p.s.dims
+    p.s.t.packed = 0
+    p.lo = <char *>cnp.PyArray_DATA(a)
+    p.hi = p.lo + cnp.PyArray_NBYTES(a)
+
+
+cdef inline int _numpy_scalar(object o, param *p) noexcept:
+    """Code of a NumPy / ml_dtypes scalar of exactly a qsimd type (value copied); else 0."""
+    cdef int code
+    cdef PyObject *t = <PyObject *>Py_TYPE(o)
+    for code in range(1, 32):
+        if _stype[code] == t:
+            qs_scalar_bytes(o, _num_of[code], _size_of[code], &p.buf)
+            _param_scalar(p, code)
+            return code
     return 0
 
 
-cdef inline bint _disjoint(cnp.ndarray a, cnp.ndarray b):
-    cdef char *pa = <char *>cnp.PyArray_DATA(a)
-    cdef char *pb = <char *>cnp.PyArray_DATA(b)
-    return pa + cnp.PyArray_NBYTES(a) <= pb or pb + cnp.PyArray_NBYTES(b) <= pa
+cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) except -1:
+    """scale as the general path would pass it to C, or 0 (fall back)."""
+    cdef int code
+    cdef double v
+    cdef float f
+    if type(o) is float or type(o) is _np_float64:
+        v = PyFloat_AS_DOUBLE(o)
+        if (v > FLT_MAX or v < -FLT_MAX) and not isinf(v):
+            return 0   # NumPy warns about the overflow to inf
+        f = <float>v   # what np.asarray(o).astype(np.float32) gives
+        memcpy(&p.buf, &f, sizeof(float))
+        _param_scalar(p, 1)
+        return 1
+    code = _arr_code(o)
+    if code:
+        if not _has(allowed, code) or cnp.PyArray_SIZE(<cnp.ndarray>o) > limit:
+            return 0   # TypeError / "more than any layout of x can use"
+        _param_array(p, <cnp.ndarray>o, code)
+        return code
+    code = _numpy_scalar(o, p)
+    return code if _has(allowed, code) else 0
 
 
-def quantize_fast(object x, object scale, object zero_point, object out):
-    cdef float s
-    cdef int yt
-    cdef int32_t zp
-    cdef uint8_t zp8
-    cdef cnp.ndarray ax, y
+cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p) except -1:
+    """zero point: an array or NumPy scalar of an `allowed` code, or a Python int in range
+    of the integer type `hint`; else 0 (fall back)."""
+    cdef int code
+    cdef int64_t v
+    cdef uint8_t b8
+    cdef uint16_t b16
+    cdef uint32_t b32
+    if type(o) is int:
+        if not (_zint >> hint) & 1u or not _int64(o, &v) or not _zlo[hint] <= v <= _zhi[hint]:
+            return 0
+        b8 = <uint8_t>(v & 0xff)
+        b16 = <uint16_t>(v & 0xffff)
+        b32 = <uint32_t>(v & 0xffffffff)
+        if _size_of[hint] == 1:
+            memcpy(&p.buf, &b8, 1)
+        elif _size_of[hint] == 2:
+            memcpy(&p.buf, &b16, 2)
+        else:
+            memcpy(&p.buf, &b32, 4)
+        _param_scalar(p, hint)
+        return hint
+    code = _arr_code(o)
+    if code:
+        if not _has(allowed, code) or cnp.PyArray_SIZE(<cnp.ndarray>o) > limit:
+            return 0
+        _param_array(p, <cnp.ndarray>o, code)
+        return code
+    code = _numpy_scalar(o, p)
+    return code if _has(allowed, code) else 0
+
+
+cdef inline int64_t _limit(int nd, const int64_t *dims, int64_t n) noexcept:
+    """_api._param_limit: the most scale entries any layout of x can use."""
+    cdef int64_t m = n if n > 1 else 1
+    cdef int i
+    for i in range(nd):
+        if dims[i] > m:
+            m = dims[i]
+    return m
+
+
+cdef inline bint _apart(char *lo, char *hi, cnp.ndarray y) noexcept:
+    """y's bytes do not overlap [lo, hi) (a conservative range check; lo NULL: a scalar)."""
+    cdef char *a = <char *>cnp.PyArray_DATA(y)
+    return lo == NULL or a + cnp.PyArray_NBYTES(y) <= lo or hi <= a
+
+
+cdef object _result(object out, int nd, cnp.npy_intp *dims, int num, char *xlo, char *xhi,
+                    param *ps, param *pz):
+    """out= when usable as is (else None: fall back), or a new array."""
+    cdef cnp.ndarray y
+    cdef int i
+    if out is None:
+        return cnp.PyArray_EMPTY(nd, dims, num, 0)
+    if type(out) is not cnp.ndarray:
+        return None
+    y = <cnp.ndarray>out
+    if cnp.PyArray_TYPE(y) != num or not QS_OUT_OK(y) or cnp.PyArray_NDIM(y) != nd:
+        return None
+    for i in range(nd):
+        if cnp.PyArray_DIMS(y)[i] != dims[i]:
+            return None
+    if not (_apart(xlo, xhi, y) and _apart(ps.lo, ps.hi, y) and
+            (pz == NULL or _apart(pz.lo, pz.hi, y))):
+        return None   # aliasing: the general path goes through a temporary
+    return y
+
+
+cdef inline void _tensor(shaped *s, void *data, int dtype, int nd, const int64_t *dims,
+                         int packed) noexcept:
+    cdef int i
+    for i in range(nd):
+        s.dims[i] = dims[i]
+    s.t.data = data
+    s.t.dtype = dtype
+    s.t.ndim = nd
+    s.t.shape = s.dims
+    s.t.packed = packed
+
+
+def quantize_fast(object x, object scale, object zero_point, object axis, object block_size,
+                  object output_dtype, object saturate, object precision, object packed,
+                  object out, object num_threads):
+    """quantize_linear for arguments in final form; None: take the general path."""
+    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, i, nd, bits
+    cdef int64_t c_axis, c_block, n, limit
+    cdef int64_t xdims[32]
+    cdef cnp.npy_intp ybytes
+    cdef cnp.ndarray ax
+    cdef param ps, pz
     cdef shaped sx, sy
-    cdef qsimd_tensor ts, tz
+    cdef qsimd_quantize_options opt
     cdef qsimd_error err
     cdef int rc
-    if type(x) is not cnp.ndarray:
+    xt = _arr_code(x)
+    if not _has(Q_IN, xt) or precision is not None:
+        return None
+    if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
+        return None
+    sat = _flag(saturate)
+    pk = _flag(packed)
+    nt = _threads(num_threads)
+    ot = _spec_code(output_dtype)
+    if sat < 0 or pk < 0 or nt < 0 or ot < 0 or (ot and not _has(Q_OUT, ot)):
         return None
     ax = <cnp.ndarray>x
-    if cnp.PyArray_TYPE(ax) != cnp.NPY_FLOAT32 or not QS_ARR_OK(ax):
+    nd = cnp.PyArray_NDIM(ax)
+    for i in range(nd):
+        xdims[i] = cnp.PyArray_DIMS(ax)[i]
+    n = cnp.PyArray_SIZE(ax)
+    limit = _limit(nd, xdims, n)
+    st = _scale_param(scale, Q_SCALE, limit, &ps)
+    if not st:
         return None
-    if not _scalar_f32(scale, &s) or not _scalar_zp(zero_point, &yt, &zp):
+    if zero_point is not None:
+        zt = _zp_param(zero_point, ot or 2, Q_OUT, limit, &pz)
+        if not zt or (ot and zt != ot):
+            return None
+    yt = ot or zt or 2
+    bits = _bits_of[yt]
+    if pk and not bits:
         return None
-    if out is None:
-        y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax),
-                              cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8, 0)
+    if pk:
+        ybytes = <cnp.npy_intp>((n * bits + 7) // 8)
+        y = _result(out, 1, &ybytes, cnp.NPY_UINT8, <char *>cnp.PyArray_DATA(ax),
+                    <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &ps,
+                    &pz if zt else NULL)
     else:
-        if type(out) is not cnp.ndarray:
+        y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
+                    <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &ps,
+                    &pz if zt else NULL)
+    if y is None:
+        return None
+    _tensor(&sx, cnp.PyArray_DATA(ax), xt, nd, xdims, 0)
+    _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, pk)
+    opt.axis = c_axis
+    opt.block_size = c_block
+    opt.saturate = sat
+    opt.precision = 0
+    opt.num_threads = nt
+    with nogil:
+        rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
+
+
+cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
+    """A PackedTensor in final form: its code (dims, rank, element count filled); else 0."""
+    cdef object data = <object>PyTuple_GET_ITEM(x, 0), spec = <object>PyTuple_GET_ITEM(x, 1)
+    cdef object shape = <object>PyTuple_GET_ITEM(x, 2)
+    cdef tuple tshape
+    cdef int code, i, k
+    cdef int64_t d, c = 1
+    cdef bint zero = False, big = False
+    if _arr_code(data) != 2 or cnp.PyArray_NDIM(<cnp.ndarray>data) != 1:
+        return 0
+    code = _spec_code(spec)
+    if code <= 0 or not _bits_of[code] or type(shape) is not tuple:
+        return 0
+    tshape = <tuple>shape
+    k = <int>PyTuple_GET_SIZE(tshape)
+    if k > 32:
+        return 0
+    for i in range(k):
+        if not _int64(tshape[i], &d) or d < 0:
+            return 0
+        dims[i] = d
+        if d == 0:
+            zero = True
+        elif c <= INT64_MAX // 8 // d:
+            c *= d
+        else:
+            big = True   # more than any buffer holds (unless a dimension is 0)
+    if zero:
+        c = 0
+    elif big:
+        return 0
+    if (c * _bits_of[code] + 7) // 8 != cnp.PyArray_SIZE(<cnp.ndarray>data):
+        return 0
+    nd[0] = k
+    n[0] = c
+    return code
+
+
+def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
+                    object output_dtype, object out, object num_threads):
+    """dequantize_linear for arguments in final form (x an ndarray or a PackedTensor);
+    None: take the general path."""
+    cdef int xt, st, zt = 0, ot, yt, nt, i, nd = 0, xpk = 0
+    cdef int64_t c_axis, c_block, n = 0, limit
+    cdef int64_t xdims[32]
+    cdef cnp.npy_intp ydims[32]
+    cdef cnp.ndarray data
+    cdef param ps, pz
+    cdef shaped sx, sy
+    cdef qsimd_dequantize_options opt
+    cdef qsimd_error err
+    cdef int rc
+    xt = _arr_code(x)
+    if xt:
+        if not _has(DQ_IN, xt):
             return None
-        y = <cnp.ndarray>out
-        if cnp.PyArray_TYPE(y) != <int>(cnp.NPY_UINT8 if yt == 2 else cnp.NPY_INT8) or \
-                not cnp.PyArray_ISCARRAY(y) or \
-                not cnp.PyArray_SAMESHAPE(y, ax) or not _disjoint(y, ax):
+        data = <cnp.ndarray>x
+        nd = cnp.PyArray_NDIM(data)
+        for i in range(nd):
+            xdims[i] = cnp.PyArray_DIMS(data)[i]
+        n = cnp.PyArray_SIZE(data)
+    elif type(x) is _packed_cls:
+        xt = _packed_x(x, xdims, &nd, &n)
+        if not xt:
             return None
+        data = <cnp.ndarray>PyTuple_GET_ITEM(x, 0)
+        xpk = 1
+    else:
+        return None
+    if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
+        return None
+    nt = _threads(num_threads)
+    ot = _spec_code(output_dtype)
+    if nt < 0 or ot < 0 or (ot and not _has(DQ_OUT, ot)):
+        return None
+    limit = _limit(nd, xdims, n)
+    st = _scale_param(scale, DQ_SCALE, limit, &ps)
+    if not st:
+        return None
+    if zero_point is not None:
+        zt = _zp_param(zero_point, xt, 1u << xt, limit, &pz)
+        if not zt:
+            return None
+    yt = ot or st
+    for i in range(nd):
+        ydims[i] = <cnp.npy_intp>xdims[i]
+    y = _result(out, nd, ydims, _num_of[yt], <char *>cnp.PyArray_DATA(data),
+                <char *>cnp.PyArray_DATA(data) + cnp.PyArray_NBYTES(data), &ps,
+                &pz if zt else NULL)
+    if y is None:
+        return None
+    _tensor(&sx, cnp.PyArray_DATA(data), xt, nd, xdims, xpk)
+    _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, 0)
+    opt.axis = c_axis
+    opt.block_size = c_block
+    opt.num_threads = nt
+    with nogil:
+        rc = qsimd_dequantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t,
+                                     &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y
+
+
+def dynamic_quantize_fast(object x):
+    """dynamic_quantize_linear for a float32 array in final form; None: general path."""
+    cdef cnp.ndarray ax, y, s, z
+    cdef shaped sx, sy
+    cdef qsimd_error err
+    cdef float scale = 0
+    cdef uint8_t zp = 0
+    cdef int rc
+    if _arr_code(x) != 1:
+        return None
+    ax = <cnp.ndarray>x
+    y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_UINT8, 0)
     fill(&sx, ax, 1, 0)
-    fill(&sy, y, yt, 0)
-    ts.data = &s; ts.dtype = 1; ts.ndim = 0; ts.shape = NULL; ts.packed = 0
-    zp8 = <uint8_t>(zp & 0xff)
-    tz.data = &zp8; tz.dtype = yt; tz.ndim = 0; tz.shape = NULL; tz.packed = 0
+    fill(&sy, y, 2, 0)
     with nogil:
-        rc = qsimd_quantize_linear(&sx.t, &ts, &tz, NULL, &sy.t, &err)
+        rc = qsimd_dynamic_quantize_linear(&sx.t, &sy.t, &scale, &zp, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
-    return y
-
-
-def dequantize_fast(object x, object scale, object zero_point, object out):
-    """uint8/int8 x, float32 scalar scale, matching scalar zero point -> float32."""
-    cdef float s
-    cdef int zt, xt
-    cdef int32_t zp
-    cdef uint8_t zp8
-    cdef cnp.ndarray ax, y
-    cdef shaped sx, sy
-    cdef qsimd_tensor ts, tz
-    cdef qsimd_error err
-    cdef int rc
-    if type(x) is not cnp.ndarray:
-        return None
-    ax = <cnp.ndarray>x
-    if cnp.PyArray_TYPE(ax) == cnp.NPY_UINT8:
-        xt = 2
-    elif cnp.PyArray_TYPE(ax) == cnp.NPY_INT8:
-        xt = 3
-    else:
-        return None
-    if not QS_ARR_OK(ax) or not _scalar_f32(scale, &s):
-        return None
-    if zero_point is None:
-        zt = xt
-        zp = 0
-    elif not _scalar_zp(zero_point, &zt, &zp) or zt != xt:
-        return None
-    if out is None:
-        y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_FLOAT32, 0)
-    else:
-        if type(out) is not cnp.ndarray:
-            return None
-        y = <cnp.ndarray>out
-        if cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32 or not cnp.PyArray_ISCARRAY(y) or \
-                not cnp.PyArray_SAMESHAPE(y, ax) or not _disjoint(y, ax):
-            return None
-    fill(&sx, ax, xt, 0)
-    fill(&sy, y, 1, 0)
-    ts.data = &s; ts.dtype = 1; ts.ndim = 0; ts.shape = NULL; ts.packed = 0
-    zp8 = <uint8_t>(zp & 0xff)
-    tz.data = &zp8; tz.dtype = xt; tz.ndim = 0; tz.shape = NULL; tz.packed = 0
-    with nogil:
-        rc = qsimd_dequantize_linear(&sx.t, &ts, &tz, NULL, &sy.t, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
+    s = cnp.PyArray_EMPTY(0, NULL, cnp.NPY_FLOAT32, 0)
+    (<float *>cnp.PyArray_DATA(s))[0] = scale
+    z = cnp.PyArray_EMPTY(0, NULL, cnp.NPY_UINT8, 0)
+    (<uint8_t *>cnp.PyArray_DATA(z))[0] = zp
+    return y, s, z

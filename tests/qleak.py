@@ -67,6 +67,8 @@ def _calls(v: Inputs):
         lambda: q(v.x, 0.1, out=v.out8),                                      # fast path, out
         lambda: d(v.q8, np.float32(0.5), np.uint8(7)),                        # fast path
         lambda: d(v.q8, np.float32(0.5), out=v.outf),
+        lambda: q(v.x, ml_dtypes.bfloat16(0.5), ml_dtypes.int4(-3)),            # user scalars
+        lambda: d(v.q8, np.float16(0.5), 7, output_dtype="float32"),           # Python int zp
         lambda: q(v.x2, v.s256, v.z256, axis=1),  # heap params
         lambda: q(v.x2, v.sb, axis=1, block_size=4, output_dtype="uint2", packed=True),
         lambda: d(v.q2, v.s256, v.z2, axis=1, output_dtype=ml_dtypes.bfloat16),

@@ -1,0 +1,66 @@
+"""Per-call overhead of small calls (1K float32 elements): min over repeats of timeit loops.
+
+This measures the Python/Cython argument path, not the kernels (a 1K-element kernel takes
+tens of nanoseconds). Run on a quiet machine:
+
+    python benchmarks/small_calls.py [--number 100000] [--repeat 7]
+"""
+import argparse
+import timeit
+
+import ml_dtypes
+import numpy as np
+
+import qsimd
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(1024).astype(np.float32)
+    s = np.float32(0.05)
+    z8 = np.uint8(128)
+    sh = np.float16(0.05)
+    u8 = np.empty(1024, np.uint8)
+    x3 = x.reshape(4, 64, 4)
+    s64 = (rng.random(64) + 0.01).astype(np.float32)
+    xb = x.reshape(32, 32)
+    sb = (rng.random((32, 1)) + 0.01).astype(np.float32)
+    zb = rng.integers(-8, 8, (32, 1)).astype(ml_dtypes.int4)
+    xh = x.astype(np.float16)
+    q8 = rng.integers(0, 256, 1024).astype(np.uint8)
+    q4 = rng.integers(-8, 8, 1024).astype(ml_dtypes.int4)
+    p4 = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
+    pt = qsimd.PackedTensor(p4, "int4", (1024,))
+    f32 = np.empty(1024, np.float32)
+    Q, D = qsimd.quantize_linear, qsimd.dequantize_linear
+    return [
+        ("Q f32->u8 out=", lambda: Q(x, s, z8, out=u8)),
+        ("Q f32->u8", lambda: Q(x, s, z8)),
+        ("Q f32->int16", lambda: Q(x, s, output_dtype="int16")),
+        ("Q f32->int4 packed", lambda: Q(x, s, output_dtype="int4", packed=True)),
+        ("Q f32->float8e4m3fn", lambda: Q(x, s, output_dtype="float8e4m3fn")),
+        ("Q per-axis (4,64,4) ax1", lambda: Q(x3, s64, axis=1)),
+        ("Q blocked 32 + int4 zp", lambda: Q(xb, sb, zb, axis=-1, block_size=32)),
+        ("Q f16 x", lambda: Q(xh, s)),
+        ("DQ u8->f32 out=", lambda: D(q8, s, z8, out=f32)),
+        ("DQ u8->f32", lambda: D(q8, s, z8)),
+        ("DQ u8->f16", lambda: D(q8, sh)),
+        ("DQ int4->f32", lambda: D(q4, s)),
+        ("DQ PackedTensor int4", lambda: D(pt, s)),
+        ("dynamic_quantize_linear", lambda: qsimd.dynamic_quantize_linear(x)),
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--number", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    print(f"isa {qsimd.get_isa()}; min of {args.repeat} x {args.number} calls, us per call")
+    for name, fn in cases():
+        t = min(timeit.repeat(fn, number=args.number, repeat=args.repeat)) / args.number
+        print(f"{name:<26} {t * 1e6:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
