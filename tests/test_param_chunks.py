@@ -12,8 +12,10 @@ import qsimd
 from qtest_util import QUICK, assert_same, ref_dequantize, ref_quantize
 from test_types import model_quantize_half, model_quantize_q32
 
-# (rows, D, block): 500 / 334 / 700 entries per row; odd D puts rows mid-byte when packed
-SHAPES = [(3, 999, 2), (2, 1000, 3), (2, 2799, 4)]
+# (rows, D, block): 500 / 334 / 700 entries per row, a short last block, so a run per row;
+# odd D puts rows mid-byte when packed. Without a short block the rows form one run whose
+# chunks straddle rows: (5, 998, 2) and (3, 1536, 32).
+SHAPES = [(3, 999, 2), (2, 1000, 3), (2, 2799, 4), (5, 998, 2), (3, 1536, 32)]
 
 
 def _case(seed, shape, block, xdt=np.float32):
@@ -117,10 +119,12 @@ def test_quark_half(isa, otn):
 
 @pytest.mark.skipif(QUICK, reason="a 1.2M-element case; the native run covers it")
 @pytest.mark.parametrize("packed", [False, True])
-def test_threads_split_chunked_rows(isa, packed):
+@pytest.mark.parametrize("d", [4001, 4000])
+def test_threads_split_chunked_rows(isa, packed, d):
     # two threads, each converting its own chunks; rows of 4001 elements (odd, so packed
-    # rows start mid-byte) in blocks of 32 with a short last block
-    x, scale, rng = _case(19, (300, 4001), 32)
+    # rows start mid-byte) in blocks of 32 with a short last block, or one run of 4000-wide
+    # rows cut between threads on a block boundary
+    x, scale, rng = _case(19, (300, d), 32)
     zp = rng.integers(-8, 8, scale.shape).astype(ml_dtypes.int4)
     want = ref_quantize(x, scale, zp, axis=1, block_size=32)
     got = qsimd.quantize_linear(x, scale, zp, axis=1, block_size=32, packed=packed,

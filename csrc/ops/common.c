@@ -208,6 +208,13 @@ void qs_for_each_run_in(const qs_plan *p, size_t a, size_t b, qs_run_fn fn, void
         emit(&run, a, b, fn, ctx);
         return;
     }
+    if (p->kind == QS_BLOCKED && p->inner == 1 && p->d % p->b == 0) {
+        /* rows of whole blocks: entry i / b runs on from row to row, so one run covers all
+         * (a short last block needs a run per row) */
+        run.start = 0; run.n = p->n; run.entry = 0; run.blk = p->b;
+        emit(&run, a, b, fn, ctx);
+        return;
+    }
     size_t slab = p->d * p->inner;
     if (p->kind == QS_PER_AXIS || p->inner == 1) {
         /* per-axis: the whole (d, inner) slab, entry = index / inner;
