@@ -47,19 +47,32 @@ def parse_size(s: str) -> int:
     return int(s[:-1] if s[-1] in "KM" else s) * mult
 
 
-def median_time(fn, budget: float = 0.25, max_repeat: int = 2000) -> float:
-    fn()   # warm up (allocations, first-touch, lazy init)
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    repeat = int(min(max_repeat, max(5, budget / one)))
-    times = []
-    for _ in range(repeat):
+def median_times(fns: dict, budget: float = 0.25, max_rounds: int = 400) -> dict:
+    """Median seconds per call of each function, measured interleaved: every round times a
+    batch of each function in turn (starting with a different one each round), so that drift
+    in the machine's speed or memory bandwidth hits all of them alike. A batch lasts at least
+    ~50 us, so the timer's own cost (~0.1 us) does not inflate sub-microsecond calls."""
+    names = list(fns)
+    batch = {}
+    for k in names:
+        for _ in range(3):   # warm up (allocations, first-touch, lazy init)
+            fns[k]()
         t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2]
+        fns[k]()
+        one = max(time.perf_counter() - t0, 1e-7)
+        batch[k] = (max(1, int(50e-6 / one)), one)
+    per_round = sum(b * one for b, one in batch.values())
+    rounds = int(min(max_rounds, max(5, budget * len(names) / per_round)))
+    samples = {k: [] for k in names}
+    for r in range(rounds):
+        for j in range(len(names)):
+            k = names[(r + j) % len(names)]
+            fn, b = fns[k], batch[k][0]
+            t0 = time.perf_counter()
+            for _ in range(b):
+                fn()
+            samples[k].append((time.perf_counter() - t0) / b)
+    return {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
 
 
 # --- onnxruntime peers ----------------------------------------------------------------------
@@ -261,10 +274,14 @@ def case_dequant_fp(n, in_name, packed=False, use_out=True):
     return ours, peers, floor_fn(n if not packed else max(1, n // 2), 4 * n), n
 
 
-def case_dynamic(n):
+def case_dynamic(n, use_out=True):
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n).astype(np.float32)
-    ours = lambda: qsimd.dynamic_quantize_linear(x)  # noqa: E731
+    out = np.empty(n, np.uint8)
+    if use_out:
+        ours = lambda: qsimd.dynamic_quantize_linear(x, out=out)  # noqa: E731
+    else:
+        ours = lambda: qsimd.dynamic_quantize_linear(x)  # noqa: E731
     peers = {}
 
     def np_dyn():
@@ -291,7 +308,7 @@ CASES = {
     "dq_u8": ("dequantize u8->f32 per-tensor", lambda n, o: case_dequant(n, "uint8", use_out=o)),
     "dq_i4": ("dequantize int4->f32 per-tensor", lambda n, o: case_dequant(n, "int4", use_out=o)),
     "dq_u8_f16": ("dequantize u8->f16 per-tensor", lambda n, o: case_dequant(n, "uint8", out_dtype=np.float16, use_out=o)),
-    "dyn": ("DynamicQuantizeLinear f32->u8", lambda n, o: case_dynamic(n)),
+    "dyn": ("DynamicQuantizeLinear f32->u8", lambda n, o: case_dynamic(n, o)),
     "q_e4m3": ("quantize f32->float8e4m3fn per-tensor", lambda n, o: case_quant_fp(n, "float8e4m3fn", use_out=o)),
     "dq_e4m3": ("dequantize float8e4m3fn->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float8e4m3fn", use_out=o)),
     "q_f4p": ("quantize f32->float4e2m1 packed per-tensor", lambda n, o: case_quant_fp(n, "float4e2m1", packed=True, use_out=o)),
@@ -344,16 +361,17 @@ def main(argv=None) -> int:
         title, make = CASES[key]
         for n in sizes:
             ours, peers, floor, size = make(n, not args.no_out)
-            t_ours = median_time(ours, args.budget)
-            t_floor = median_time(floor, args.budget)
-            t_peer = {}
+            fns = {"qsimd": ours, "floor": floor}
             for p, fn in peers.items():
                 try:
                     fn()
                 except Exception as e:   # e.g. onnxruntime cannot hand int4 back to NumPy
                     notes.add(f"{p} skipped for '{title}': {type(e).__name__}: {str(e)[:80]}")
                     continue
-                t_peer[p] = median_time(fn, args.budget)
+                fns[p] = fn
+            t = median_times(fns, args.budget)
+            t_ours, t_floor = t.pop("qsimd"), t.pop("floor")
+            t_peer = t
             cells = [title, f"{size:,}", f"{t_ours * 1e6:.2f}"]
             cells += [f"{t_peer[p] * 1e6:.2f}" if p in t_peer else "–" for p in PEERS]
             cells += [f"{t_floor * 1e6:.2f}", f"{t_ours / t_floor:.2f}"]

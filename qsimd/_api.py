@@ -373,16 +373,19 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
     return _finish(y, user_out)
 
 
-def dynamic_quantize_linear(x):
+def dynamic_quantize_linear(x, *, out=None):
     """ONNX DynamicQuantizeLinear (uint8). Returns ``(y, y_scale, y_zero_point)``, the last
-    two as 0-d float32 and uint8 arrays. NaN elements are ignored when finding the range."""
-    r = _core.dynamic_quantize_fast(x)
+    two as 0-d float32 and uint8 arrays. NaN elements are ignored when finding the range.
+    out: a uint8 array of x's shape to write y into, as for quantize_linear (it is then the
+    returned y)."""
+    r = _core.dynamic_quantize_fast(x, out)
     if r is not None:
         return r
     x, _ = _float_input(x, "x", (1,), False)
-    y = np.empty(x.shape, np.uint8)
+    y, user_out = _output(out, x.shape, np.dtype(np.uint8), (x,))
     scale, zp = _core.dynamic_quantize(x, y)
-    return y, np.array(scale, dtype=np.float32), np.array(zp, dtype=np.uint8)
+    return (_finish(y, user_out), np.array(scale, dtype=np.float32),
+            np.array(zp, dtype=np.uint8))
 
 
 def pack(a) -> np.ndarray:

@@ -734,10 +734,12 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
     return y
 
 
-def dynamic_quantize_fast(object x):
-    """dynamic_quantize_linear for a float32 array in final form; None: general path."""
+def dynamic_quantize_fast(object x, object out=None):
+    """dynamic_quantize_linear for a float32 array in final form (and a usable out=, if
+    any); None: general path."""
     cdef cnp.ndarray ax, y, s, z
     cdef shaped sx, sy
+    cdef param none
     cdef qsimd_error err
     cdef float scale = 0
     cdef uint8_t zp = 0
@@ -745,7 +747,13 @@ def dynamic_quantize_fast(object x):
     if _arr_code(x) != 1:
         return None
     ax = <cnp.ndarray>x
-    y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_UINT8, 0)
+    none.lo = NULL   # no scale array to overlap
+    r = _result(out, cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_UINT8,
+                <char *>cnp.PyArray_DATA(ax),
+                <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &none, NULL)
+    if r is None:
+        return None
+    y = <cnp.ndarray>r
     fill(&sx, ax, 1, 0)
     fill(&sy, y, 2, 0)
     with nogil:

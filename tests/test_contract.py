@@ -418,6 +418,33 @@ def test_layouts_dynamic(isa):
             assert_same(g, w, name)
 
 
+def test_dynamic_out(isa):
+    """out= receives y (and is returned as y): contiguous, strided, Fortran-order, or
+    overlapping x (the general path then goes through a temporary)."""
+    x = np.random.default_rng(10).normal(0, 3, (6, 40)).astype(np.float32)
+    want = ref_dynamic(x)
+    outs = {"contiguous": np.empty((6, 40), np.uint8),
+            "strided": np.empty((6, 80), np.uint8)[:, ::2],
+            "fortran": np.empty((6, 40), np.uint8, order="F")}
+    for name, out in outs.items():
+        out[...] = 7
+        got = qsimd.dynamic_quantize_linear(x, out=out)
+        assert got[0] is out, name
+        for g, w in zip(got, want):
+            assert_same(g, w, name)
+    xc = x.copy()
+    alias = xc.view(np.uint8)[:, :40]   # the first bytes of each row of x itself
+    got = qsimd.dynamic_quantize_linear(xc, out=alias)
+    assert got[0] is alias
+    assert_same(alias, want[0], "overlapping x")
+    with pytest.raises(ValueError, match="^out must have shape"):
+        qsimd.dynamic_quantize_linear(x, out=np.empty((6, 41), np.uint8))
+    with pytest.raises(ValueError, match="^out must have dtype"):
+        qsimd.dynamic_quantize_linear(x, out=np.empty((6, 40), np.int8))
+    with pytest.raises(TypeError, match="^out must be"):
+        qsimd.dynamic_quantize_linear(x, out=[0] * 240)
+
+
 def test_python_data_and_0d(isa):
     """Python lists / floats become float32, Python ints become int32 (exact f64 quotient)."""
     got = qsimd.quantize_linear([0.5, 1.5, -2.5], 1.0)

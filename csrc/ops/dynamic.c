@@ -25,13 +25,23 @@ typedef struct q_ctx {
     const qk_qparams *p;
 } q_ctx;
 
+/* Elements per kernel call of the quantize pass over a large input (32 MiB of float32 plus
+ * the output: still a run that streams its stores, x86_template.h). */
+#define QS_DYN_CHUNK ((size_t)8 << 20)
+
 static void quant_piece(void *vctx, int index, size_t a, size_t b)
 {
     q_ctx *q = (q_ctx *)vctx;
     qk_qparams p = *q->p;   /* one scale: any piece may start anywhere */
     (void)index;
-    p.blk = b - a;
-    q->fn(q->x + a, q->y + a, b - a, &p);
+    /* Backwards, a chunk at a time: the range pass just read x front to back, so its end is
+     * what the caches still hold. */
+    while (b > a) {
+        size_t start = b - a > QS_DYN_CHUNK ? b - QS_DYN_CHUNK : a;
+        p.blk = b - start;
+        q->fn(q->x + start, q->y + start, b - start, &p);
+        b = start;
+    }
 }
 
 int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
