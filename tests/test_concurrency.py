@@ -2,8 +2,12 @@
 single-thread results, also while other threads change the process-wide settings
 (set_isa, set_num_threads): a call runs on the ISA it started with, and every ISA gives the
 same bits."""
+import os
 import random
+import signal
 import threading
+import time
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -130,3 +134,33 @@ def test_settings_change_while_operations_run(restore_settings):
         m.join(timeout=60)
     assert not errors and not problems, (errors[:5], problems[:5])
     assert seen <= set(isas) and seen, seen
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_thread_pool_after_fork():
+    """The pool's threads do not survive fork(): a child that splits a call across threads
+    must start its own, not wait forever for its parent's (checked with a deadline)."""
+    x = (np.random.default_rng(5).standard_normal(600_000) * 30).astype(np.float32)
+    want = Q(x, np.float32(0.05), np.int8(3), num_threads=1)
+    np.testing.assert_array_equal(Q(x, np.float32(0.05), np.int8(3), num_threads=2), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:   # child: exit code 0 only if the split call finished with the right bytes
+        code = 1
+        try:
+            got = Q(x, np.float32(0.05), np.int8(3), num_threads=2)
+            code = 0 if np.array_equal(got, want) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in a multi-threaded call")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

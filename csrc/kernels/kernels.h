@@ -90,6 +90,8 @@ typedef struct qk_qparams {
                              * NULL = no zero point (nothing is added, so -0 stays -0) */
     const int64_t *zp64;    /* QK_Y_B32: zero point per entry, NULL = all zero */
     int64_t qmin64, qmax64; /* QK_Y_B32: output range */
+    int stream;             /* 1: the whole call is too large to stay in the caches, so long
+                             * runs may write y with non-temporal stores (same results) */
 } qk_qparams;
 
 typedef struct qk_dparams {
@@ -102,6 +104,7 @@ typedef struct qk_dparams {
     unsigned phase;         /* QK_D_P4/P2/PE2M1: slot of element 0 inside byte x[0] */
     /* appended for the float inputs */
     const float *zpf;       /* QK_D_F16/BF16: zero point per entry as float32, NULL = none */
+    int stream;             /* as in qk_qparams */
 } qk_dparams;
 
 /* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (CONTRACT.md rules 1-3); the float

@@ -49,15 +49,16 @@
 #define QT_U (4 * QV_W)   /* elements per unrolled step */
 #define QT_EXP 256        /* elements per expansion of small-block parameters */
 
-/* Runs whose input and output together take at least QT_NT_BYTES write their output with
- * non-temporal stores: the destination's cache lines are not read first (a sixth less memory
- * traffic for float32 -> uint8, nearly half for uint8 -> float32), and data this large would
- * not stay in the caches anyway. The output is assembled QT_NT_LINE bytes at a time in a
- * buffer that stays in L1 and streamed out from there, so every output kind works alike; the
- * buffer is large enough that its stores have left the store buffer when it is read back
- * (a 64-byte load of data just written by narrower stores stalls on store forwarding). */
-#define QT_NT_BYTES ((size_t)32 << 20)
+/* Calls the operator layer marks with p->stream (too large to stay in the caches) write
+ * the output of long single-scale runs with non-temporal stores: the destination's cache
+ * lines are not read first (a sixth less memory traffic for float32 -> uint8, nearly half
+ * for uint8 -> float32). The output is assembled QT_NT_LINE bytes at a time in a buffer that
+ * stays in L1 and streamed out from there, so every output kind works alike; the buffer is
+ * large enough that its stores have left the store buffer when it is read back (a 64-byte
+ * load of data just written by narrower stores stalls on store forwarding). Runs shorter
+ * than QT_NT_MIN output bytes keep ordinary stores. */
 #define QT_NT_LINE 2048
+#define QT_NT_MIN (4 * QT_NT_LINE)
 
 /* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
  * vector that overlaps the previous one (rewriting the same bytes): done in place it would
@@ -250,10 +251,10 @@ QT_INLINE void qt_qvec_single_nt(int xk, int qk, int yk, const char *x, unsigned
 }
 
 QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned char *y,
-                              size_t m, qt_qvp v, vm mask)
+                              size_t m, qt_qvp v, vm mask, int stream)
 {
     size_t xb = m * qt_xsize(xk), yb = qt_ybytes(yk, m - m % 4);
-    if (xb + yb >= QT_NT_BYTES && (yk != QK_Y_B16 || (uintptr_t)y % 2 == 0) &&
+    if (stream && yb >= QT_NT_MIN && (yk != QK_Y_B16 || (uintptr_t)y % 2 == 0) &&
         qt_disjoint(x, xb, y, yb))
         qt_qvec_single_nt(xk, qk, yk, x, y, m, v, mask);
     else
@@ -306,7 +307,7 @@ QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned c
     }
     if (a < b)
         qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
-                       qv_mask(p->mask));
+                       qv_mask(p->mask), p->stream);
     if (b < end) qt_qelems(xk, qk, yk, x, y, b, end, blk, p);
 }
 
@@ -507,8 +508,8 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
     vi zp = qv_set1_i(p->zp ? p->zp[e] : 0);
     /* elements to the first cache line of y; packed input must then start on a byte */
     size_t head = ((64 - ((uintptr_t)ya & 63)) & 63) / os;
-    if (qt_xbytes(dk, m) + m * os >= QT_NT_BYTES && (uintptr_t)ya % os == 0 &&
-        head % 4 == 0 && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+    if (p->stream && m * os >= QT_NT_MIN && (uintptr_t)ya % os == 0 && head % 4 == 0 &&
+        qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
         /* non-temporal stores for the middle, as qt_qvec_single_nt */
         size_t line = QT_NT_LINE / os;
         union { vf v[QT_NT_LINE / sizeof(vf)]; unsigned char b[QT_NT_LINE]; } buf;

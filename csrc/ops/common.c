@@ -114,6 +114,11 @@ size_t qs_nbytes(int32_t dtype, int packed, size_t n)
     return n * (bits / 8);
 }
 
+int qs_stream(size_t in_bytes, size_t out_bytes)
+{
+    return in_bytes >= QS_STREAM_BYTES || out_bytes >= QS_STREAM_BYTES - in_bytes;
+}
+
 static int64_t dim(const qsimd_tensor *t, int i) { return t->shape[i]; }
 
 int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_tensor *zp,

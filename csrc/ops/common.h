@@ -85,6 +85,11 @@ void qs_parallel_runs(const qs_plan *plan, int threads, unsigned per_byte, qs_ru
 /* Process-wide default thread count (qsimd_set_num_threads), at least 1. */
 int qs_default_threads(void);
 
+/* Calls whose input and output together take at least this many bytes would not stay in the
+ * caches: the kernels may write them with non-temporal stores (qk_qparams.stream). */
+#define QS_STREAM_BYTES ((size_t)32 << 20)
+int qs_stream(size_t in_bytes, size_t out_bytes);
+
 /* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
  * entries (per-tensor, per-axis, blocked on an outer axis) convert them all once; blocked

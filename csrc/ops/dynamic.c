@@ -25,9 +25,8 @@ typedef struct q_ctx {
     const qk_qparams *p;
 } q_ctx;
 
-/* Elements per kernel call of the quantize pass over a large input (32 MiB of float32 plus
- * the output: still a run that streams its stores, x86_template.h). */
-#define QS_DYN_CHUNK ((size_t)8 << 20)
+/* Elements per kernel call of the quantize pass, which takes them from the end. */
+#define QS_DYN_CHUNK ((size_t)1 << 20)
 
 static void quant_piece(void *vctx, int index, size_t a, size_t b)
 {
@@ -99,6 +98,7 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
     p.qmin = 0;
     p.qmax = 255;
     p.mask = 0xffu;
+    p.stream = qs_stream(n * sizeof(float), n);
     q_ctx q;
     q.fn = qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8);
     q.x = (const float *)x->data;

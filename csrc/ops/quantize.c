@@ -160,6 +160,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.saturate = opt->saturate;
     c.kp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
     c.kp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
+    c.kp.stream = qs_stream(plan.n * c.xsize, qs_nbytes(y->dtype, packed, plan.n));
     if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
         c.y[plan.n / c.per_byte] = 0;
     return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, quant_run, &c, err);

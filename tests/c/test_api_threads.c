@@ -3,7 +3,9 @@
  * 8 threads make their FIRST qsimd calls at the same moment (the lazy instruction-set
  * choice included) while one of them forces "scalar" with qsimd_set_isa; then they loop over
  * every operator while a ninth thread keeps switching the instruction set and the thread
- * count. Checks: every result equals the first thread's (every ISA gives the same bits), a
+ * count. Every so often each of them also makes a call large enough to be split across the
+ * thread pool, so several calls share the pool at once. Checks: every result equals the first
+ * thread's (every ISA gives the same bits), a large result equals the single-thread one, a
  * qsimd_set_isa made during the first use is not lost, and TSan sees no data race.
  *   cc -std=c99 -fsanitize=thread -Icsrc/include tests/c/test_api_threads.c libqsimd.a -lm -pthread
  */
@@ -17,6 +19,7 @@
 #include "qsimd.h"
 
 #define N 4099           /* odd: SIMD tails and a partial packed byte */
+#define NB ((1 << 19) + 3) /* large enough to be split across the thread pool */
 #define WORKERS 8
 #define ROUNDS 40
 
@@ -33,6 +36,10 @@ typedef struct result {
 } result;
 
 static result results[WORKERS];
+/* The large calls: each worker's own buffers, checked against one thread's result. */
+static float xb[NB], big_dq_ref[NB];
+static uint8_t big_q_ref[NB], big_q[WORKERS][NB];
+static float big_dq[WORKERS][NB];
 static int failures;
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -73,6 +80,32 @@ static void run_all(result *r)
         fail("dynamic", &err);
 }
 
+/* Quantize and dequantize NB elements on the pool (several workers at once queue jobs). */
+static int run_big(uint8_t *q, float *dq, int threads)
+{
+    qsimd_error err;
+    int64_t shape[1] = {NB};
+    float s = 0.37f;
+    uint8_t zp = 7;
+    qsimd_tensor tx = {xb, QSIMD_FLOAT, 1, shape, 0}, tq = {q, QSIMD_UINT8, 1, shape, 0};
+    qsimd_tensor td = {dq, QSIMD_FLOAT, 1, shape, 0};
+    qsimd_tensor ts = {&s, QSIMD_FLOAT, 0, NULL, 0}, tz = {&zp, QSIMD_UINT8, 0, NULL, 0};
+    qsimd_quantize_options qo;
+    qsimd_dequantize_options dopt;
+    qsimd_quantize_options_init(&qo);
+    qsimd_dequantize_options_init(&dopt);
+    qo.num_threads = dopt.num_threads = threads;
+    if (qsimd_quantize_linear(&tx, &ts, &tz, &qo, &tq, &err) != QSIMD_OK) {
+        fail("quantize (large)", &err);
+        return 0;
+    }
+    if (qsimd_dequantize_linear(&tq, &ts, &tz, &dopt, &td, &err) != QSIMD_OK) {
+        fail("dequantize (large)", &err);
+        return 0;
+    }
+    return 1;
+}
+
 static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg;
@@ -91,6 +124,10 @@ static void *worker(void *arg)
         memset(&r, 0, sizeof r);   /* padding too: the results are compared with memcmp */
         run_all(&r);
         if (memcmp(&r, &results[0], sizeof r) != 0) fail("a result differs", NULL);
+        if (i % 8 == id % 8 && run_big(big_q[id], big_dq[id], 2) &&
+            (memcmp(big_q[id], big_q_ref, sizeof big_q_ref) != 0 ||
+             memcmp(big_dq[id], big_dq_ref, sizeof big_dq_ref) != 0))
+            fail("a large result split across threads differs", NULL);
     }
     return NULL;
 }
@@ -119,6 +156,8 @@ int main(void)
     for (int i = 0; i < N; i++) x[i] = (float)((i * 7919) % 2001 - 1000) * 0.173f;
     x[5] = 0.0f / 0.0f;   /* NaN: ignored by the dynamic range, quantized to qmin */
     for (int i = 0; i < 97; i++) scale_axis[i] = 0.05f + (float)i * 0.01f;
+    for (int i = 0; i < NB; i++) xb[i] = (float)((i * 7919) % 2001 - 1000) * 0.131f;
+    if (!run_big(big_q_ref, big_dq_ref, 1)) return 1;
     pthread_barrier_init(&start, NULL, WORKERS + 1);
     pthread_t t[WORKERS + 1];
     for (int i = 0; i < WORKERS; i++)
