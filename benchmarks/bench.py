@@ -156,11 +156,13 @@ def case_quant(n, out_name, per="tensor", block=0, x_dtype=np.float32, packed=Fa
     axis = 1
     bits = 4 if out_name in ("int4", "uint4") else 8 * ydt.itemsize
     out = np.empty(((size + 1) // 2,) if packed else shape, np.uint8 if packed else ydt)
-    kw = dict(axis=axis, block_size=block, packed=packed)
+    # explicit keywords: a **dict call costs ~0.3 us more than the quantization of 1K elements
     if use_out:
-        ours = lambda: qsimd.quantize_linear(x, scale, zp, out=out, **kw)  # noqa: E731
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block,  # noqa: E731
+                                             packed=packed, out=out)
     else:
-        ours = lambda: qsimd.quantize_linear(x, scale, zp, **kw)  # noqa: E731
+        ours = lambda: qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block,  # noqa: E731
+                                             packed=packed)
     peers = {}
     if out_name in ("uint8", "int8", "int16"):
         lo, hi = np.iinfo(ydt).min, np.iinfo(ydt).max

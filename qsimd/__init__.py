@@ -25,6 +25,7 @@ from ._api import (
     quantize_linear,
     set_isa,
     set_num_threads,
+    set_result_cache,
     unpack,
 )
 from . import quark   # AMD Quark's Extended*Linear names (qsimd.quark)
@@ -51,6 +52,7 @@ __all__ = [
     "get_library_dir",
     "set_num_threads",
     "get_num_threads",
+    "set_result_cache",
     "quark",
     "__version__",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import operator
 import os
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -163,7 +164,7 @@ def _output(out, shape, dtype, inputs):
     (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
     core never sees overlapping buffers: its API does not allow them."""
     if out is None:
-        return np.empty(shape, dtype), None
+        return _core.new_result(tuple(shape), dtype), None
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
     if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
@@ -175,7 +176,7 @@ def _output(out, shape, dtype, inputs):
     if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if a is not None):
         return out, None
-    return np.empty(shape, dtype), out
+    return _core.new_result(tuple(shape), dtype), out
 
 
 def _finish(y, out):
@@ -461,6 +462,19 @@ def set_num_threads(n: int) -> None:
     num_threads=. Safe to call at any time from any thread, also while operations run (a
     call in progress keeps the count it started with); results never depend on it."""
     _core.set_num_threads(_threads(n))
+
+
+def set_result_cache(max_bytes: int) -> None:
+    """Results of 1 MiB or more are allocated through a small cache: when NumPy frees one,
+    its memory is kept (at most two blocks, at most `max_bytes` in total; 256 MiB
+    initially) and the next result of a similar size reuses it, instead of fresh memory that
+    the OS must fault in and zero on first touch (for a large result that costs as much as
+    computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
+    cache off; any call frees the blocks kept so far."""
+    n = _index(max_bytes, "max_bytes")
+    if n < 0:
+        raise ValueError(f"max_bytes must be >= 0, got {n}")
+    _core.set_result_cache(min(n, sys.maxsize))   # fits size_t everywhere
 
 
 def get_num_threads() -> int:

@@ -9,6 +9,7 @@ exceptions raised here. Buffers are read through NumPy's C API rather than typed
 memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
+import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cnp.import_array()
@@ -514,6 +515,164 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
     return code if _has(allowed, code) else 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Results of 1 MiB and more come from NumPy's allocator interface with a small cache of freed
+# blocks in front of malloc: a large block fresh from the OS is page-faulted and zeroed on
+# first touch, which costs as much as quantizing into it (a 64 MB result: ~4 ms of 6). The
+# arrays are ordinary NumPy arrays that own their data; when NumPy frees one through this
+# handler, its block is kept for the next result of a similar size, up to a total limit.
+
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #include "pythread.h"
+    #define QS_CACHE_MIN ((size_t)1 << 20)
+    #define QS_CACHE_SLOTS 2
+    static PyThread_type_lock qs_cache_lock;
+    static struct { void *p; size_t n; } qs_cache[QS_CACHE_SLOTS];
+    static size_t qs_cache_limit = (size_t)256 << 20;   /* bytes kept at most */
+
+    static void *qs_h_malloc(void *ctx, size_t size)
+    {
+        void *p = NULL;
+        (void)ctx;
+        if (size >= QS_CACHE_MIN && qs_cache_lock) {
+            int best = -1;
+            PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
+            for (int i = 0; i < QS_CACHE_SLOTS; i++)   /* fits, wasting at most half */
+                if (qs_cache[i].p && qs_cache[i].n >= size && qs_cache[i].n / 2 <= size &&
+                    (best < 0 || qs_cache[i].n < qs_cache[best].n))
+                    best = i;
+            if (best >= 0) {
+                p = qs_cache[best].p;
+                qs_cache[best].p = NULL;
+            }
+            PyThread_release_lock(qs_cache_lock);
+        }
+        return p ? p : malloc(size ? size : 1);
+    }
+    static void *qs_h_calloc(void *ctx, size_t n, size_t size)
+    {
+        (void)ctx;
+        return calloc(n ? n : 1, size ? size : 1);
+    }
+    static void *qs_h_realloc(void *ctx, void *p, size_t size)
+    {
+        (void)ctx;
+        return realloc(p, size ? size : 1);
+    }
+    /* size is the array's byte count, never more than the block holds */
+    static void qs_h_free(void *ctx, void *p, size_t size)
+    {
+        void *evict = p;
+        (void)ctx;
+        if (p && size >= QS_CACHE_MIN && qs_cache_lock) {
+            PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
+            size_t kept = 0;
+            int slot = -1;
+            for (int i = 0; i < QS_CACHE_SLOTS; i++) {
+                if (!qs_cache[i].p) { if (slot < 0) slot = i; }
+                else kept += qs_cache[i].n;
+            }
+            if (slot < 0) {   /* full: replace the first slot (the older block) */
+                slot = 0;
+                kept -= qs_cache[0].n;
+            }
+            if (size <= qs_cache_limit && kept <= qs_cache_limit - size) {
+                evict = qs_cache[slot].p;   /* NULL when the slot was empty */
+                qs_cache[slot].p = p;
+                qs_cache[slot].n = size;
+                if (slot == 0 && qs_cache[1].p) {   /* keep the newer block last */
+                    qs_cache[0] = qs_cache[1];
+                    qs_cache[1].p = p;
+                    qs_cache[1].n = size;
+                }
+            }
+            PyThread_release_lock(qs_cache_lock);
+        }
+        free(evict);
+    }
+    /* The blocks kept, freed now; then at most `limit` bytes are kept. */
+    static void qs_cache_set_limit(size_t limit)
+    {
+        void *drop[QS_CACHE_SLOTS];
+        PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
+        qs_cache_limit = limit;
+        for (int i = 0; i < QS_CACHE_SLOTS; i++) { drop[i] = qs_cache[i].p; qs_cache[i].p = NULL; }
+        PyThread_release_lock(qs_cache_lock);
+        for (int i = 0; i < QS_CACHE_SLOTS; i++) free(drop[i]);
+    }
+    static size_t qs_cache_get_limit(void) { return qs_cache_limit; }
+    static int qs_cache_sizes(size_t *sizes)
+    {
+        int k = 0;
+        PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
+        for (int i = 0; i < QS_CACHE_SLOTS; i++) if (qs_cache[i].p) sizes[k++] = qs_cache[i].n;
+        PyThread_release_lock(qs_cache_lock);
+        return k;
+    }
+    static PyDataMem_Handler qs_handler = {
+        "qsimd_result_cache", 1,
+        {NULL, qs_h_malloc, qs_h_calloc, qs_h_realloc, qs_h_free}};
+    """
+    ctypedef void *PyThread_type_lock
+    PyThread_type_lock qs_cache_lock
+    PyThread_type_lock PyThread_allocate_lock()
+    size_t QS_CACHE_MIN
+    void qs_cache_set_limit(size_t limit) nogil
+    size_t qs_cache_get_limit()
+    int qs_cache_sizes(size_t *sizes)
+    void *qs_handler_ptr "(&qs_handler)"
+
+cdef extern from "numpy/arrayobject.h":
+    object PyDataMem_SetHandler(object handler)
+
+from cpython.pycapsule cimport PyCapsule_New
+
+qs_cache_lock = PyThread_allocate_lock()
+cdef object _handler = PyCapsule_New(qs_handler_ptr, "mem_handler", NULL)
+
+
+cdef object _new_result(int nd, cnp.npy_intp *dims, int num):
+    """An uninitialised result array; a large one from the cached allocator."""
+    cdef int64_t nbytes = cnp.PyDataType_ELSIZE(cnp.PyArray_DescrFromType(num))
+    cdef int i
+    for i in range(nd):
+        nbytes *= dims[i]
+    if nbytes < <int64_t>QS_CACHE_MIN:
+        return cnp.PyArray_EMPTY(nd, dims, num, 0)
+    old = PyDataMem_SetHandler(_handler)
+    try:
+        return cnp.PyArray_EMPTY(nd, dims, num, 0)
+    finally:
+        PyDataMem_SetHandler(old)
+
+
+def new_result(tuple shape, cnp.dtype dtype):
+    """np.empty(shape, dtype) for a result (the general path), cached allocator when large."""
+    cdef int64_t nbytes = cnp.PyDataType_ELSIZE(dtype)
+    for d in shape:
+        nbytes *= <int64_t>d
+    if nbytes < <int64_t>QS_CACHE_MIN:
+        return np.empty(shape, dtype)
+    old = PyDataMem_SetHandler(_handler)
+    try:
+        return np.empty(shape, dtype)
+    finally:
+        PyDataMem_SetHandler(old)
+
+
+def set_result_cache(size_t limit):
+    qs_cache_set_limit(limit)
+
+
+def result_cache_info():
+    """(limit, sizes of the blocks kept): for tests."""
+    cdef size_t sizes[2]
+    cdef int n = qs_cache_sizes(sizes)
+    return qs_cache_get_limit(), [sizes[i] for i in range(n)]
+
+
 cdef inline int64_t _limit(int nd, const int64_t *dims, int64_t n) noexcept:
     """_api._param_limit: the most scale entries any layout of x can use."""
     cdef int64_t m = n if n > 1 else 1
@@ -536,7 +695,7 @@ cdef object _result(object out, int nd, cnp.npy_intp *dims, int num, char *xlo, 
     cdef cnp.ndarray y
     cdef int i
     if out is None:
-        return cnp.PyArray_EMPTY(nd, dims, num, 0)
+        return _new_result(nd, dims, num)
     if type(out) is not cnp.ndarray:
         return None
     y = <cnp.ndarray>out

@@ -1,0 +1,101 @@
+"""Results of 1 MiB and more come from a cache of recently freed result blocks
+(qsimd.set_result_cache): a reused block must never leak old values into a new result, the
+limits must hold, and the arrays must behave as NumPy's own."""
+import gc
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import qsimd
+from qsimd import _core
+from qtest_util import assert_same, ref_dequantize, ref_quantize
+
+MiB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    qsimd.set_result_cache(256 * MiB)
+    yield
+    qsimd.set_result_cache(256 * MiB)
+
+
+def test_block_is_reused_and_fully_rewritten(isa):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(MiB) * 50).astype(np.float32)
+    a = qsimd.quantize_linear(x, np.float32(0.3), np.int8(0))        # 1 MiB of int8
+    addr = a.ctypes.data
+    assert a.flags.owndata and a.base is None
+    del a
+    gc.collect()
+    assert _core.result_cache_info()[1] == [MiB]
+    x2 = (rng.standard_normal(MiB) * 50).astype(np.float32)
+    b = qsimd.quantize_linear(x2, np.float32(0.3), np.int8(0))
+    assert b.ctypes.data == addr                                   # the freed block again
+    assert _core.result_cache_info()[1] == []
+    assert_same(b, ref_quantize(x2, np.float32(0.3), np.int8(0)), "reused block")
+    # a packed result in a reused block that held 0xff everywhere: its padding bits are zero
+    x3 = (rng.standard_normal(2 * MiB + 1) * 4).astype(np.float32)
+    junk = qsimd.quantize_linear(x3, np.float32(1), output_dtype="uint4", packed=True)
+    junk[:] = 0xFF
+    addr = junk.ctypes.data
+    del junk
+    gc.collect()
+    p = qsimd.quantize_linear(x3, np.float32(1), output_dtype="int4", packed=True)
+    assert p.ctypes.data == addr and p.nbytes == MiB + 1 and p[-1] >> 4 == 0
+    assert_same(p, qsimd.pack(ref_quantize(x3, np.float32(1), output_dtype=22)), "packed")
+
+
+def test_dequantize_and_general_path(isa):
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 256, MiB // 2, dtype=np.uint8)
+    want = ref_dequantize(q, np.array(0.25, np.float32), np.uint8(9))
+    for _ in range(3):   # fast path (allocates 2 MiB), freed and reused each round
+        assert_same(qsimd.dequantize_linear(q, np.float32(0.25), np.uint8(9)), want, "fast")
+    for _ in range(3):   # general path (a reversed view is copied first)
+        got = qsimd.dequantize_linear(q[::-1][::-1], np.float32(0.25), [9])
+        assert_same(got, want, "general")
+    bf = qsimd.dequantize_linear(q, np.float32(0.25), np.uint8(9), output_dtype="bfloat16")
+    assert_same(bf, want.astype(ml_dtypes.bfloat16), "bfloat16")
+
+
+def test_limits():
+    x = np.ones(MiB, np.float32)
+    qsimd.set_result_cache(3 * MiB)
+    a = qsimd.quantize_linear(x, np.float32(1))                   # 1 MiB
+    b = qsimd.dequantize_linear(a, np.float32(1))                 # 4 MiB: over the limit
+    c = qsimd.quantize_linear(x, np.float32(1), output_dtype="int16")   # 2 MiB
+    del a, b, c
+    gc.collect()
+    limit, sizes = _core.result_cache_info()
+    assert limit == 3 * MiB and sorted(sizes) == [MiB, 2 * MiB]
+    d = qsimd.quantize_linear(x[: MiB // 2], np.float32(1))       # 512 KiB: not cached
+    del d
+    e = qsimd.quantize_linear(np.ones(3 * MiB, np.float32), np.float32(1))   # 3 MiB
+    del e
+    gc.collect()   # the older block made room, the total stays within the limit
+    assert sum(_core.result_cache_info()[1]) <= 3 * MiB
+    qsimd.set_result_cache(0)
+    assert _core.result_cache_info() == (0, [])
+    f = qsimd.quantize_linear(x, np.float32(1))
+    del f
+    gc.collect()
+    assert _core.result_cache_info() == (0, [])
+
+
+def test_setter_errors():
+    with pytest.raises(ValueError, match="max_bytes"):
+        qsimd.set_result_cache(-1)
+    with pytest.raises(TypeError, match="max_bytes"):
+        qsimd.set_result_cache(1.5)
+    qsimd.set_result_cache(2**80)   # more than any machine: no limit in practice
+
+
+def test_arrays_behave_as_numpy_arrays():
+    y = qsimd.quantize_linear(np.ones((512, 4096), np.float32), np.float32(0.5))
+    assert y.flags.owndata and y.flags.c_contiguous and y.flags.writeable
+    y.resize((4096, 512), refcheck=False)    # reallocation through the same handler
+    assert y.shape == (4096, 512) and int(y[0, 0]) == 2
+    z = np.copy(y)
+    assert z.flags.owndata and np.array_equal(z, y)
