@@ -7,25 +7,16 @@ array into a uint8 array (same bytes read and written), dequantize u8 -> f32 aga
     python benchmarks/quick_speed.py [sizes...]
 """
 import sys
-import time
 
 import ml_dtypes
 import numpy as np
 
 import qsimd
+from bench import median_times   # benchmarks/bench.py, beside this file
 
 
-def median_time(fn, budget=0.4, min_reps=5):
-    fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_reps or time.perf_counter() - start < budget:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        if len(times) >= 2000:
-            break
-    return float(np.median(times))
+def median_time(fn):
+    return median_times({"fn": fn}, 0.4)["fn"]
 
 
 def main(sizes):

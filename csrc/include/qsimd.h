@@ -4,9 +4,10 @@
  * allocates or frees the caller's buffers. y must not overlap x, scale or zero_point (the
  * Python layer computes into a temporary when `out=` overlaps an input). Every function is
  * thread-safe: the only global state is the instruction-set choice, made once (thread-safely)
- * on first use and changeable with qsimd_set_isa(), and the default thread count; both are
- * process-wide and may be changed while other threads run operations (a call in progress
- * keeps the kernels and thread count it started with, and results never depend on them).
+ * on first use and changeable with qsimd_set_isa(), the default thread count, and the pool
+ * of worker threads that calls split across threads use; the settings are process-wide and
+ * may be changed while other threads run operations (a call in progress keeps the kernels
+ * and thread count it started with, and results never depend on them).
  *
  * Numeric behaviour: bit-identical to the ONNX reference where that is defined, and to
  * qsimd's CONTRACT.md elsewhere (saturation by value, NaN -> qmin, exact integer
@@ -188,7 +189,10 @@ QSIMD_API unsigned qsimd_cpu_features(void);
 
 /* Threads for large tensors, process-wide default (initially 1). A call splits its work only
  * when every thread gets at least 256K elements; results never depend on the thread count.
- * Returns QSIMD_ERR_VALUE unless 1 <= n <= 64. DynamicQuantizeLinear uses the default. */
+ * Returns QSIMD_ERR_VALUE unless 1 <= n <= 64. DynamicQuantizeLinear uses the default.
+ * The extra threads come from a pool started on first use and kept (idle, blocked) for the
+ * life of the process; after fork() the child starts a pool of its own. Do not unload the
+ * shared library (dlclose) once a call has used more than one thread. */
 QSIMD_API int qsimd_set_num_threads(int n);
 QSIMD_API int qsimd_get_num_threads(void);
 
