@@ -130,3 +130,22 @@ def test_threads_split_chunked_rows(isa, packed, d):
     got = qsimd.quantize_linear(x, scale, zp, axis=1, block_size=32, packed=packed,
                                 num_threads=2)
     assert_same(got, qsimd.pack(want) if packed else want, "two threads", count=True)
+
+
+@pytest.mark.parametrize("with_zp", [False, True])
+def test_many_reused_entries(isa, with_zp):
+    # more entries than fit inline, converted once and reused by every row: per-axis with
+    # 300 channels, and blocks along an outer axis (a float32 scale without a zero point
+    # needs no converted array at all)
+    rng = np.random.default_rng(29)
+    x = (rng.standard_normal((3, 300, 5)) * 30).astype(np.float32)
+    s = (rng.random(300) * 0.5 + 0.05).astype(np.float32)
+    z = rng.integers(-20, 20, 300).astype(np.int8) if with_zp else None
+    assert_same(qsimd.quantize_linear(x, s, z, axis=1, output_dtype="int8"),
+                ref_quantize(x, s, z, axis=1, output_dtype=TensorProto.INT8), "per-axis",
+                count=True)
+    sb = (rng.random((3, 100, 5)) * 0.5 + 0.05).astype(np.float32)
+    zb = rng.integers(-20, 20, (3, 100, 5)).astype(np.int8) if with_zp else None
+    assert_same(qsimd.quantize_linear(x, sb, zb, axis=1, block_size=3, output_dtype="int8"),
+                ref_quantize(x, sb, zb, axis=1, block_size=3, output_dtype=TensorProto.INT8),
+                "blocked on an outer axis", count=True)

@@ -437,7 +437,7 @@ static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     pp->heap = m;
     double *f64b = f64 ? (double *)m : NULL;
     int64_t *z64b = z64 ? (int64_t *)(m + (size_t)f64 * 8 * n) : NULL;
-    char *m4 = m + (size_t)(f64 + z64) * 8 * n;
+    char *m4 = m ? m + (size_t)(f64 + z64) * 8 * n : NULL;   /* NULL + 0 is undefined */
     float *fb = conv ? (float *)m4 : NULL;
     int32_t *zb = z ? (int32_t *)(m4 + (size_t)conv * 4 * n) : NULL;
     float *zfb = zf ? (float *)(m4 + (size_t)(conv + z) * 4 * n) : NULL;
