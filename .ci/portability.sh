@@ -2,8 +2,9 @@
 # Portability and packaging checks that need no Docker:
 #  - the C core and the C example with clang (run), mingw-w64 for Windows (compile + link),
 #    and the aarch64 cross gcc (run under qemu when the ARM environment exists);
-#  - python -m build (sdist + wheel), auditwheel's manylinux verdict, the sdist alone built
-#    and tested in a fresh venv, and cibuildwheel's build matrix for linux, macos, windows.
+#  - python -m build (sdist, then the wheel from it), auditwheel's manylinux verdict, that wheel
+#    tested in a fresh venv with the sdist's tests, and cibuildwheel's build matrix for linux,
+#    macos, windows.
 # Expects the project's venv to be active (python, pip). Installs compilers with apt if missing.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
@@ -80,9 +81,11 @@ grep -q "manylinux_" "$tmp/aw.txt"
 unzip -l "$tmp"/dist/*.whl | grep -E "qsimd/(include/qsimd.h|lib/libqsimd.a)" >/dev/null \
     && echo "   wheel ships qsimd.h and libqsimd.a"
 
-echo "-- the sdist alone: build, install with the test extra in a fresh venv, run the tests"
+# python -m build made the wheel from the unpacked sdist, so the sdist alone builds; that
+# wheel, installed with the test extra in a fresh venv, must pass the sdist's own tests
+echo "-- the sdist alone: its wheel installed with the test extra in a fresh venv, its tests"
 python -m venv "$tmp/sdist-venv"
-"$tmp/sdist-venv/bin/pip" install -q "$(ls "$tmp"/dist/*.tar.gz)[test]"
+"$tmp/sdist-venv/bin/pip" install -q "$(ls "$tmp"/dist/*.whl)[test]"
 mkdir "$tmp/sdist-src" && tar xzf "$tmp"/dist/*.tar.gz -C "$tmp/sdist-src"
 (cd "$tmp" && QSIMD_TEST_QUICK=1 "$tmp/sdist-venv/bin/python" -m pytest -q -p no:cacheprovider "$tmp"/sdist-src/qsimd-*/tests | tail -3)
 
