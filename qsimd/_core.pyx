@@ -526,10 +526,15 @@ cdef extern from *:
     """
     #include <stdlib.h>
     #include "pythread.h"
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
     #define QS_CACHE_MIN ((size_t)1 << 20)
     #define QS_CACHE_SLOTS 2
     static PyThread_type_lock qs_cache_lock;
+    /* blocks kept, oldest first */
     static struct { void *p; size_t n; } qs_cache[QS_CACHE_SLOTS];
+    static int qs_ncache;
     static size_t qs_cache_limit = (size_t)256 << 20;   /* bytes kept at most */
 
     static void *qs_h_malloc(void *ctx, size_t size)
@@ -539,17 +544,28 @@ cdef extern from *:
         if (size >= QS_CACHE_MIN && qs_cache_lock) {
             int best = -1;
             PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
-            for (int i = 0; i < QS_CACHE_SLOTS; i++)   /* fits, wasting at most half */
-                if (qs_cache[i].p && qs_cache[i].n >= size && qs_cache[i].n / 2 <= size &&
+            for (int i = 0; i < qs_ncache; i++)   /* fits, wasting at most half */
+                if (qs_cache[i].n >= size && qs_cache[i].n / 2 <= size &&
                     (best < 0 || qs_cache[i].n < qs_cache[best].n))
                     best = i;
             if (best >= 0) {
                 p = qs_cache[best].p;
-                qs_cache[best].p = NULL;
+                for (int i = best; i + 1 < qs_ncache; i++) qs_cache[i] = qs_cache[i + 1];
+                qs_ncache--;
             }
             PyThread_release_lock(qs_cache_lock);
+            if (p) return p;
         }
-        return p ? p : malloc(size ? size : 1);
+        p = malloc(size ? size : 1);
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        /* as NumPy's own allocator: large blocks on huge pages where the system allows,
+         * a fraction of the page faults on first touch */
+        if (p && size >= ((size_t)1 << 22)) {
+            size_t off = (4096 - (size_t)((uintptr_t)p % 4096)) % 4096;
+            madvise((char *)p + off, size - off, MADV_HUGEPAGE);
+        }
+    #endif
+        return p;
     }
     static void *qs_h_calloc(void *ctx, size_t n, size_t size)
     {
@@ -561,53 +577,54 @@ cdef extern from *:
         (void)ctx;
         return realloc(p, size ? size : 1);
     }
-    /* size is the array's byte count, never more than the block holds */
+    /* size is the array's byte count, never more than the block holds. The newest block is
+     * kept; older ones make room for it. */
     static void qs_h_free(void *ctx, void *p, size_t size)
     {
-        void *evict = p;
+        void *drop[QS_CACHE_SLOTS + 1];
+        int ndrop = 0;
         (void)ctx;
         if (p && size >= QS_CACHE_MIN && qs_cache_lock) {
             PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
-            size_t kept = 0;
-            int slot = -1;
-            for (int i = 0; i < QS_CACHE_SLOTS; i++) {
-                if (!qs_cache[i].p) { if (slot < 0) slot = i; }
-                else kept += qs_cache[i].n;
-            }
-            if (slot < 0) {   /* full: replace the first slot (the older block) */
-                slot = 0;
-                kept -= qs_cache[0].n;
-            }
-            if (size <= qs_cache_limit && kept <= qs_cache_limit - size) {
-                evict = qs_cache[slot].p;   /* NULL when the slot was empty */
-                qs_cache[slot].p = p;
-                qs_cache[slot].n = size;
-                if (slot == 0 && qs_cache[1].p) {   /* keep the newer block last */
-                    qs_cache[0] = qs_cache[1];
-                    qs_cache[1].p = p;
-                    qs_cache[1].n = size;
+            if (size <= qs_cache_limit) {
+                size_t kept = 0;
+                for (int i = 0; i < qs_ncache; i++) kept += qs_cache[i].n;
+                while (qs_ncache && (qs_ncache == QS_CACHE_SLOTS ||
+                                     kept > qs_cache_limit - size)) {
+                    drop[ndrop++] = qs_cache[0].p;
+                    kept -= qs_cache[0].n;
+                    for (int i = 0; i + 1 < qs_ncache; i++) qs_cache[i] = qs_cache[i + 1];
+                    qs_ncache--;
                 }
+                qs_cache[qs_ncache].p = p;
+                qs_cache[qs_ncache].n = size;
+                qs_ncache++;
+                p = NULL;
             }
             PyThread_release_lock(qs_cache_lock);
         }
-        free(evict);
+        while (ndrop) free(drop[--ndrop]);
+        free(p);
     }
     /* The blocks kept, freed now; then at most `limit` bytes are kept. */
     static void qs_cache_set_limit(size_t limit)
     {
         void *drop[QS_CACHE_SLOTS];
+        int n;
         PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
         qs_cache_limit = limit;
-        for (int i = 0; i < QS_CACHE_SLOTS; i++) { drop[i] = qs_cache[i].p; qs_cache[i].p = NULL; }
+        n = qs_ncache;
+        for (int i = 0; i < n; i++) drop[i] = qs_cache[i].p;
+        qs_ncache = 0;
         PyThread_release_lock(qs_cache_lock);
-        for (int i = 0; i < QS_CACHE_SLOTS; i++) free(drop[i]);
+        for (int i = 0; i < n; i++) free(drop[i]);
     }
     static size_t qs_cache_get_limit(void) { return qs_cache_limit; }
     static int qs_cache_sizes(size_t *sizes)
     {
-        int k = 0;
+        int k;
         PyThread_acquire_lock(qs_cache_lock, WAIT_LOCK);
-        for (int i = 0; i < QS_CACHE_SLOTS; i++) if (qs_cache[i].p) sizes[k++] = qs_cache[i].n;
+        for (k = 0; k < qs_ncache; k++) sizes[k] = qs_cache[k].n;
         PyThread_release_lock(qs_cache_lock);
         return k;
     }

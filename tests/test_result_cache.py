@@ -84,6 +84,22 @@ def test_limits():
     assert _core.result_cache_info() == (0, [])
 
 
+def test_newest_block_is_kept():
+    # an older block never keeps a newer, larger one out (else every call of a large size
+    # would fault in fresh memory again)
+    qsimd.set_result_cache(5 * MiB)
+    small = qsimd.quantize_linear(np.ones(2 * MiB, np.float32), np.float32(1))   # 2 MiB
+    del small
+    gc.collect()
+    big = qsimd.dequantize_linear(np.ones(MiB, np.uint8), np.float32(1))         # 4 MiB
+    addr = big.ctypes.data
+    del big
+    gc.collect()
+    assert _core.result_cache_info()[1] == [4 * MiB]
+    again = qsimd.dequantize_linear(np.ones(MiB, np.uint8), np.float32(1))
+    assert again.ctypes.data == addr
+
+
 def test_setter_errors():
     with pytest.raises(ValueError, match="max_bytes"):
         qsimd.set_result_cache(-1)
