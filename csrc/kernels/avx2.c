@@ -240,7 +240,6 @@ static inline void qv_stream64(void *y, const void *src)
     _mm256_stream_si256((__m256i *)y, _mm256_loadu_si256((const __m256i *)src));
     _mm256_stream_si256((__m256i *)y + 1, _mm256_loadu_si256((const __m256i *)src + 1));
 }
-static inline void qv_stream_done(void) { _mm_sfence(); }   /* order them before later stores */
 
 #include "x86_fp8.h"
 #include "x86_template.h"

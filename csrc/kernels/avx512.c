@@ -219,7 +219,6 @@ static inline void qv_stream64(void *y, const void *src)
     _mm512_stream_si512((__m512i *)y, _mm512_loadu_si512(src));
 #endif
 }
-static inline void qv_stream_done(void) { _mm_sfence(); }   /* order them before later stores */
 
 #include "x86_fp8.h"
 #include "x86_template.h"

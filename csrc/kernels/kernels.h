@@ -91,7 +91,8 @@ typedef struct qk_qparams {
     const int64_t *zp64;    /* QK_Y_B32: zero point per entry, NULL = all zero */
     int64_t qmin64, qmax64; /* QK_Y_B32: output range */
     int stream;             /* 1: the whole call is too large to stay in the caches, so long
-                             * runs may write y with non-temporal stores (same results) */
+                             * runs may write y with non-temporal stores (same results); the
+                             * caller fences them (qs_fence_streams) after its last run */
 } qk_qparams;
 
 typedef struct qk_dparams {

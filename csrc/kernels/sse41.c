@@ -140,7 +140,6 @@ static inline void qv_stream64(void *y, const void *src)
     for (int k = 0; k < 4; k++)
         _mm_stream_si128((__m128i *)y + k, _mm_loadu_si128((const __m128i *)src + k));
 }
-static inline void qv_stream_done(void) { _mm_sfence(); }   /* order them before later stores */
 
 #include "x86_template.h"
 

@@ -451,12 +451,21 @@ typedef struct pr_ctx {
     qs_prun_fn fn;
     void *ctx;
     qs_params *pp;      /* shared (all entries), or NULL: each piece fetches chunks */
+    int stream;
 } pr_ctx;
 
 static void pr_all(void *vctx, const qs_run *r)
 {
     pr_ctx *c = (pr_ctx *)vctx;
     c->fn(c->ctx, r, c->pp);
+}
+
+static void pr_all_piece(void *vctx, int index, size_t a, size_t b)
+{
+    pr_ctx *c = (pr_ctx *)vctx;
+    (void)index;
+    qs_for_each_run_in(c->plan, a, b, pr_all, c);
+    if (c->stream) qs_fence_streams();
 }
 
 /* A run of blocked-along-the-last-axis entries, QS_CHUNK_ENTRIES entries at a time. */
@@ -485,13 +494,14 @@ static void pr_piece(void *vctx, int index, size_t a, size_t b)
     pp.count = 0;
     c.pp = &pp;
     qs_for_each_run_in(c.plan, a, b, pr_chunked, &c);
+    if (c.stream) qs_fence_streams();
 }
 
 int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
-                       qs_prun_fn fn, void *ctx, qsimd_error *err)
+                       int stream, qs_prun_fn fn, void *ctx, qsimd_error *err)
 {
     pr_ctx c;
-    c.plan = plan; c.src = src; c.fn = fn; c.ctx = ctx; c.pp = NULL;
+    c.plan = plan; c.src = src; c.fn = fn; c.ctx = ctx; c.pp = NULL; c.stream = stream;
     if (src->entries > QS_CHUNK_ENTRIES && plan->kind == QS_BLOCKED && plan->inner == 1) {
         qs_parallel(plan, threads, per_byte, pr_piece, &c);
         return QSIMD_OK;
@@ -500,7 +510,7 @@ int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, uns
     int rc = params_all(src, &pp, err);
     if (rc != QSIMD_OK) return rc;
     c.pp = &pp;
-    qs_parallel_runs(plan, threads, per_byte, pr_all, &c);
+    qs_parallel(plan, threads, per_byte, pr_all_piece, &c);
     free(pp.heap);
     return QSIMD_OK;
 }

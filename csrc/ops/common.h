@@ -77,11 +77,6 @@ int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn
 /* How many threads qs_parallel would use for n elements. */
 int qs_thread_count(size_t n, int threads);
 
-/* Runs fn over the plan's elements on up to `threads` threads (the caller's included),
- * cutting only at valid places; below a size threshold, or when a thread cannot be started,
- * the work runs on fewer threads. Results are identical to one thread. */
-void qs_parallel_runs(const qs_plan *plan, int threads, unsigned per_byte, qs_run_fn fn,
-                      void *ctx);
 /* Process-wide default thread count (qsimd_set_num_threads), at least 1. */
 int qs_default_threads(void);
 
@@ -89,6 +84,10 @@ int qs_default_threads(void);
  * caches: the kernels may write them with non-temporal stores (qk_qparams.stream). */
 #define QS_STREAM_BYTES ((size_t)32 << 20)
 int qs_stream(size_t in_bytes, size_t out_bytes);
+/* Orders the calling thread's non-temporal stores before its later stores: once at the end
+ * of each piece of work of a streaming call (a fence per kernel run would stall on every
+ * chunk of blocks). */
+void qs_fence_streams(void);
 
 /* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
@@ -128,12 +127,13 @@ typedef struct qs_params {
  * QSIMD_ERR_VALUE) before anything is written. */
 int qs_params_check(const qs_psrc *src, qsimd_error *err);
 
-/* Runs fn(ctx, run, pp) over the plan's runs on up to `threads` threads (as
- * qs_parallel_runs), with pp holding the run's entries. QSIMD_ERR_NOMEM when the entries
- * to convert at once cannot be allocated (nothing written then). */
+/* Runs fn(ctx, run, pp) over the plan's runs, in pieces cut by qs_parallel on up to
+ * `threads` threads, with pp holding the run's entries; `stream`: each piece fences its
+ * non-temporal stores at its end. QSIMD_ERR_NOMEM when the entries to convert at once cannot
+ * be allocated (nothing written then). */
 typedef void (*qs_prun_fn)(void *ctx, const qs_run *run, const qs_params *pp);
 int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
-                       qs_prun_fn fn, void *ctx, qsimd_error *err);
+                       int stream, qs_prun_fn fn, void *ctx, qsimd_error *err);
 int qs_is_float8(int32_t dtype);             /* the four float8 types (not e8m0) */
 
 #endif

@@ -129,5 +129,6 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
     c.kp.is_signed = is_signed;
     c.kp.stream = qs_stream(qs_nbytes(x->dtype, x->packed, plan.n), plan.n * c.ysize);
-    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, dequant_run, &c, err);
+    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, c.kp.stream,
+                              dequant_run, &c, err);
 }

@@ -41,6 +41,7 @@ static void quant_piece(void *vctx, int index, size_t a, size_t b)
         q->fn(q->x + start, q->y + start, b - start, &p);
         b = start;
     }
+    if (p.stream) qs_fence_streams();
 }
 
 int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,

@@ -16,6 +16,17 @@
 #else
 #include <pthread.h>
 #endif
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
+#include <xmmintrin.h>
+#define QS_HAVE_SFENCE 1
+#endif
+
+void qs_fence_streams(void)
+{
+#if defined(QS_HAVE_SFENCE)
+    _mm_sfence();
+#endif
+}
 
 /* Below this many elements per thread, another thread costs more than it saves. */
 #define QS_MIN_PER_THREAD ((size_t)1 << 18)
@@ -261,25 +272,4 @@ int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn
     while (j.done < j.taken) qs_wait(&pool.finished, &pool.lock);
     qs_unlock(&pool.lock);
     return j.count;
-}
-
-typedef struct runs_ctx {
-    const qs_plan *plan;
-    qs_run_fn fn;
-    void *ctx;
-} runs_ctx;
-
-static void runs_piece(void *vctx, int index, size_t a, size_t b)
-{
-    runs_ctx *c = (runs_ctx *)vctx;
-    (void)index;
-    qs_for_each_run_in(c->plan, a, b, c->fn, c->ctx);
-}
-
-void qs_parallel_runs(const qs_plan *plan, int threads, unsigned per_byte, qs_run_fn fn,
-                      void *ctx)
-{
-    runs_ctx c;
-    c.plan = plan; c.fn = fn; c.ctx = ctx;
-    qs_parallel(plan, threads, per_byte, runs_piece, &c);
 }

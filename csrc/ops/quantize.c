@@ -163,5 +163,6 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.stream = qs_stream(plan.n * c.xsize, qs_nbytes(y->dtype, packed, plan.n));
     if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
         c.y[plan.n / c.per_byte] = 0;
-    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, quant_run, &c, err);
+    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, c.kp.stream, quant_run,
+                              &c, err);
 }
