@@ -666,17 +666,14 @@ cdef object _new_result(int nd, cnp.npy_intp *dims, int num):
 
 
 def new_result(tuple shape, cnp.dtype dtype):
-    """np.empty(shape, dtype) for a result (the general path), cached allocator when large."""
-    cdef int64_t nbytes = cnp.PyDataType_ELSIZE(dtype)
-    for d in shape:
-        nbytes *= <int64_t>d
-    if nbytes < <int64_t>QS_CACHE_MIN:
-        return np.empty(shape, dtype)
-    old = PyDataMem_SetHandler(_handler)
-    try:
-        return np.empty(shape, dtype)
-    finally:
-        PyDataMem_SetHandler(old)
+    """np.empty(shape, dtype) for a result of the general path (a native dtype)."""
+    cdef cnp.npy_intp dims[32]
+    cdef int i, nd = len(shape)
+    if nd > 32:
+        return np.empty(shape, dtype)   # NumPy's own error for such a rank
+    for i in range(nd):
+        dims[i] = shape[i]
+    return _new_result(nd, dims, dtype.num)
 
 
 def set_result_cache(size_t limit):
