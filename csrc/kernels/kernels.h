@@ -93,7 +93,25 @@ typedef struct qk_qparams {
     int stream;             /* 1: the whole call is too large to stay in the caches, so long
                              * runs may write y with non-temporal stores (same results); the
                              * caller fences them (qs_fence_streams) after its last run */
+    const float *rscale;    /* per entry qk_recip(scale[e]): SIMD kernels may replace x / s by
+                             * the exact reciprocal form (docs/EXACT-DIVISION.md) for entries
+                             * where it is nonzero and must divide where it is 0; NULL: divide
+                             * everywhere. The scalar kernels always divide. */
 } qk_qparams;
+
+/* Scales for which the reciprocal form  q0 = x*r, e = fma(-q0, s, x), q1 = fma(e, r, q0)
+ * with r = RN(1/s) rounds to the same integer / float8 / float4 / float16 / bfloat16 output
+ * as the correctly rounded x / s, for every float32 x (docs/EXACT-DIVISION.md). */
+#define QK_RECIP_MIN 0x1p-83f
+#define QK_RECIP_MAX 0x1p100f
+
+/* The reciprocal entry of a scale already rounded to the quotient precision: RN(1/s), or 0
+ * (divide) outside [QK_RECIP_MIN, QK_RECIP_MAX] in magnitude, for 0, inf and NaN. */
+static inline float qk_recip(float s)
+{
+    float a = s < 0.0f ? -s : s;
+    return a >= QK_RECIP_MIN && a <= QK_RECIP_MAX ? 1.0f / s : 0.0f;
+}
 
 typedef struct qk_dparams {
     const float *scale;     /* entries as float32 */

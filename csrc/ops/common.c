@@ -381,7 +381,7 @@ int qs_params_check(const qs_psrc *src, qsimd_error *err)
 /* Converts [e0, e0 + m) into the arrays at base (m entries each), or points pp at the scale
  * tensor itself when it needs no conversion. */
 static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp, float *fb,
-                         double *f64b, int32_t *zb, int64_t *z64b, float *zfb)
+                         double *f64b, int32_t *zb, int64_t *z64b, float *zfb, float *rb)
 {
     int f64 = (src->need & QS_NEED_SCALE64) != 0;
     if (src->scale->dtype == QSIMD_FLOAT && src->qk == QK_Q_F32 && !f64) {
@@ -391,6 +391,11 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
         pp->scale = fb;
     }
     pp->scale64 = f64 ? f64b : NULL;
+    pp->rscale = NULL;
+    if (src->need & QS_NEED_RSCALE) {   /* one division per entry, none per element */
+        for (size_t i = 0; i < m; i++) rb[i] = qk_recip(pp->scale[i]);
+        pp->rscale = rb;
+    }
     pp->zp = NULL;
     pp->zp64 = NULL;
     pp->zpf = NULL;
@@ -411,7 +416,7 @@ static void params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
     if (pp->count && e >= pp->first && e + m <= pp->first + pp->count) return;
     size_t c = src->entries - e < QS_CHUNK_ENTRIES ? src->entries - e : QS_CHUNK_ENTRIES;
     convert_into(src, e, c, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
-                 pp->zpf_buf);
+                 pp->zpf_buf, pp->rscale_buf);
 }
 
 /* Every entry, on the heap when they do not fit the inline buffers. */
@@ -421,7 +426,7 @@ static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     pp->heap = NULL;
     if (n <= QS_CHUNK_ENTRIES) {
         convert_into(src, 0, n, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
-                     pp->zpf_buf);
+                     pp->zpf_buf, pp->rscale_buf);
         return QSIMD_OK;
     }
     /* one block holding only the arrays that will be written; 8-byte ones first */
@@ -429,7 +434,8 @@ static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
     int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
     int zf = z && (src->need & QS_NEED_ZPF);
-    size_t per = (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf) * 4;
+    int rs = (src->need & QS_NEED_RSCALE) != 0;
+    size_t per = (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf + rs) * 4;
     if (per && n > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
     char *m = per ? (char *)malloc(n * per) : NULL;
     if (per && !m)
@@ -441,7 +447,8 @@ static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     float *fb = conv ? (float *)m4 : NULL;
     int32_t *zb = z ? (int32_t *)(m4 + (size_t)conv * 4 * n) : NULL;
     float *zfb = zf ? (float *)(m4 + (size_t)(conv + z) * 4 * n) : NULL;
-    convert_into(src, 0, n, pp, fb, f64b, zb, z64b, zfb);
+    float *rb = rs ? (float *)(m4 + (size_t)(conv + z + zf) * 4 * n) : NULL;
+    convert_into(src, 0, n, pp, fb, f64b, zb, z64b, zfb, rb);
     return QSIMD_OK;
 }
 

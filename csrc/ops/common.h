@@ -96,7 +96,7 @@ void qs_fence_streams(void);
  * them, converts QS_CHUNK_ENTRIES at a time just before the runs that use them, so a call
  * never allocates or writes memory proportional to its size for them. */
 #define QS_CHUNK_ENTRIES 256
-enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4 };
+enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4, QS_NEED_RSCALE = 8 };
 
 typedef struct qs_psrc {
     const qsimd_tensor *scale;
@@ -114,6 +114,7 @@ typedef struct qs_params {
     const int32_t *zp;
     const int64_t *zp64;
     const float *zpf;
+    const float *rscale;      /* qk_recip of each float32 scale (QS_NEED_RSCALE) */
     size_t first, count;      /* entries held: [first, first + count); count 0: none */
     void *heap;
     float scale_buf[QS_CHUNK_ENTRIES];
@@ -121,6 +122,7 @@ typedef struct qs_params {
     int32_t zp_buf[QS_CHUNK_ENTRIES];
     int64_t zp64_buf[QS_CHUNK_ENTRIES];
     float zpf_buf[QS_CHUNK_ENTRIES];
+    float rscale_buf[QS_CHUNK_ENTRIES];
 } qs_params;
 
 /* Checks every entry that a kernel cannot take (float8 zero points must be zero:

@@ -92,8 +92,10 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
     int32_t zp = (int32_t)qk_rint_small(z);
 
     qk_qparams p;
+    float rscale = qk_recip(scale);
     memset(&p, 0, sizeof p);
     p.scale = &scale;
+    p.rscale = &rscale;
     p.zp = &zp;
     p.blk = n;
     p.qmin = 0;

@@ -75,6 +75,7 @@ static void quant_run(void *vctx, const qs_run *r, const qs_params *pp)
     p.zp = pp->zp ? pp->zp + off : NULL;
     p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
     p.zpf = pp->zpf ? pp->zpf + off : NULL;
+    p.rscale = pp->rscale ? pp->rscale + off : NULL;
     p.blk = r->blk;
     void *y;
     if (c->per_byte) {
@@ -143,7 +144,11 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     /* float zero points are added only when given: -0 + 0 is +0 */
     src.need = (qk == QK_Q_F64 ? QS_NEED_SCALE64 : 0u) | (yk == QK_Y_B32 ? QS_NEED_ZP64 : 0u) |
                (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16
-                    ? QS_NEED_ZPF : 0u);
+                    ? QS_NEED_ZPF : 0u) |
+               /* the reciprocal form serves float32 quotients rounded to an integer, float8,
+                * float4 (without a zero point), or float16/bfloat16 precision */
+               (qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 && yk != QK_Y_BF16
+                    ? QS_NEED_RSCALE : 0u);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
 
     qctx c;
