@@ -1,6 +1,7 @@
-/* AVX2 + F16C kernels: 8 float32 lanes. FMA is available at this level but deliberately
- * unused: every product and quotient is rounded on its own, as in scalar.c. The run
- * drivers live in x86_template.h; this file is only the vector layer. */
+/* AVX2 + FMA + F16C kernels: 8 float32 lanes. FMA serves only the exact reciprocal form of
+ * the quotient (qv_fmadd / qv_fnmadd, docs/EXACT-DIVISION.md); every other product is
+ * rounded on its own, as in scalar.c. The run drivers live in x86_template.h; this file is
+ * only the vector layer. */
 #include <immintrin.h>
 
 #include "kernels.h"
@@ -9,6 +10,7 @@
 
 #define QV_W 8
 #define QV_HAVE_F16C 1
+#define QV_HAVE_FMA 1
 
 typedef __m256 vf;
 typedef __m256i vi;
@@ -29,6 +31,12 @@ static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
 static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
 static inline vm qv_mask(uint32_t m) { return _mm256_set1_epi16((short)m); }
+static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }    /* a*b+c */
+static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
+static inline vi qv_max_i(vi a, vi b) { return _mm256_max_epi32(a, b); }
+static inline vi qv_min_i(vi a, vi b) { return _mm256_min_epi32(a, b); }
+static inline vf qv_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+static inline vf qv_and(vf a, vf b) { return _mm256_and_ps(a, b); }
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -77,22 +85,11 @@ static inline void qv_store1(int yk, void *y, vi r, vm mask)
     else qx_store16(y, qx_pack2(b));
 }
 
-static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+/* 4 QV_W codes of a byte output kind, as packed from r0..r3 by packs/packus (dwords in the
+ * order r0[0:4] r1[0:4] r2[0:4] r3[0:4] r0[4:8] ...), to y. */
+static inline void qv_store_bytes(int yk, void *y, __m256i p)
 {
-    if (yk == QK_Y_B16) {
-        /* packus works per 128-bit lane: put the 64-bit quarters back in order */
-        __m256i ff = _mm256_set1_epi32(0xffff);
-        __m256i a = _mm256_packus_epi32(_mm256_and_si256(r0, ff), _mm256_and_si256(r1, ff));
-        __m256i b = _mm256_packus_epi32(_mm256_and_si256(r2, ff), _mm256_and_si256(r3, ff));
-        _mm256_storeu_si256((__m256i *)y, _mm256_permute4x64_epi64(a, 0xd8));
-        _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute4x64_epi64(b, 0xd8));
-        return;
-    }
-    __m256i a = _mm256_and_si256(_mm256_packs_epi32(r0, r1), mask);
-    __m256i b = _mm256_and_si256(_mm256_packs_epi32(r2, r3), mask);
-    /* dwords come out as r0[0:4] r1[0:4] r2[0:4] r3[0:4] r0[4:8] ...: interleave the lanes */
-    __m256i c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b),
-                                            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    __m256i c = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     if (yk == QK_Y_B8) {
         _mm256_storeu_si256((__m256i *)y, c);
     } else if (yk == QK_Y_P4) {
@@ -107,6 +104,38 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
         d = _mm256_permutevar8x32_epi32(d, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
         _mm_storel_epi64((__m128i *)y, _mm256_castsi256_si128(d));
     }
+}
+
+static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+{
+    if (yk == QK_Y_B16) {
+        /* packus works per 128-bit lane: put the 64-bit quarters back in order */
+        __m256i ff = _mm256_set1_epi32(0xffff);
+        __m256i a = _mm256_packus_epi32(_mm256_and_si256(r0, ff), _mm256_and_si256(r1, ff));
+        __m256i b = _mm256_packus_epi32(_mm256_and_si256(r2, ff), _mm256_and_si256(r3, ff));
+        _mm256_storeu_si256((__m256i *)y, _mm256_permute4x64_epi64(a, 0xd8));
+        _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute4x64_epi64(b, 0xd8));
+        return;
+    }
+    qv_store_bytes(yk, y, _mm256_packus_epi16(_mm256_and_si256(_mm256_packs_epi32(r0, r1), mask),
+                                              _mm256_and_si256(_mm256_packs_epi32(r2, r3), mask)));
+}
+
+/* The exact reciprocal form's store for byte kinds (x86_template.h). r0..r3 are rounded
+ * quotients of one positive scale: never above 2^17, INT_MIN for NaN and quotients far
+ * below. The zero point, biased by -qmin (zw = zp - qmin), is added with int16 saturation
+ * after the first pack; packus then saturates to [0, 255], min to qmax - qmin (cap), and
+ * xor with flip (-qmin, 0 unsigned) turns the biased value into the two's complement code's
+ * low bits. A few byte operations per 4 QV_W codes instead of a clamp and an add per vector. */
+static inline vi qv_set1_w(int v) { return _mm256_set1_epi16((short)v); }
+static inline vi qv_set1_b(int v) { return _mm256_set1_epi8((char)v); }
+static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi zw, vi cap,
+                                  vi flip)
+{
+    __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), zw);
+    __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zw);
+    __m256i c = _mm256_xor_si256(_mm256_min_epu8(_mm256_packus_epi16(a, b), cap), flip);
+    qv_store_bytes(yk, y, c);
 }
 
 /* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */

@@ -18,6 +18,7 @@
 
 #define QV_W 16
 #define QV_HAVE_F16C 1
+#define QV_HAVE_FMA 1   /* the exact reciprocal form of the quotient (x86_template.h) */
 
 typedef __m512 vf;
 typedef __m512i vi;
@@ -38,6 +39,18 @@ static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
 static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
 static inline vm qv_mask(uint32_t m) { return _mm_set1_epi8((char)m); }
+static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }    /* a*b+c */
+static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
+static inline vi qv_max_i(vi a, vi b) { return _mm512_max_epi32(a, b); }
+static inline vi qv_min_i(vi a, vi b) { return _mm512_min_epi32(a, b); }
+static inline vf qv_xor(vf a, vf b)
+{
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline vf qv_and(vf a, vf b)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -90,6 +103,32 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
     qv_store1(yk, o + step, r1, mask);
     qv_store1(yk, o + 2 * step, r2, mask);
     qv_store1(yk, o + 3 * step, r3, mask);
+}
+
+/* The exact reciprocal form's store for byte kinds (x86_template.h; avx2.c says how the
+ * biased zero point zw, cap and flip work): one pack to bytes and one permutation for 64
+ * codes instead of a narrowing per 16. */
+static inline vi qv_set1_w(int v) { return _mm512_set1_epi16((short)v); }
+static inline vi qv_set1_b(int v) { return _mm512_set1_epi8((char)v); }
+static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi zw, vi cap,
+                                  vi flip)
+{
+    __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), zw);
+    __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zw);
+    __m512i p = _mm512_xor_si512(_mm512_min_epu8(_mm512_packus_epi16(a, b), cap), flip);
+    /* 128-bit lane k holds r0..r3's elements 4k..4k+3 as dwords: gather each r's four */
+    __m512i c = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+    if (yk == QK_Y_B8) {
+        _mm512_storeu_si512(y, c);
+    } else if (yk == QK_Y_P4) {   /* c0 + 16 c1 per byte pair, then one byte per word */
+        __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x1001));
+        _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi16_epi8(w));
+    } else {                      /* (c0 + 4 c1) + 16 (c2 + 4 c3) per four bytes */
+        __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x0401));
+        __m512i d = _mm512_madd_epi16(w, _mm512_set1_epi32(0x00100001));
+        _mm_storeu_si128((__m128i *)y, _mm512_cvtepi32_epi8(d));
+    }
 }
 
 /* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */

@@ -93,10 +93,10 @@ typedef struct qk_qparams {
     int stream;             /* 1: the whole call is too large to stay in the caches, so long
                              * runs may write y with non-temporal stores (same results); the
                              * caller fences them (qs_fence_streams) after its last run */
-    const float *rscale;    /* per entry qk_recip(scale[e]): SIMD kernels may replace x / s by
-                             * the exact reciprocal form (docs/EXACT-DIVISION.md) for entries
-                             * where it is nonzero and must divide where it is 0; NULL: divide
-                             * everywhere. The scalar kernels always divide. */
+    const float *rscale;    /* per entry qk_recip(scale[e]), all nonzero: SIMD kernels may
+                             * replace x / s by the exact reciprocal form
+                             * (docs/EXACT-DIVISION.md); NULL when some entry of the run is
+                             * outside its range: divide. The scalar kernels always divide. */
 } qk_qparams;
 
 /* Scales for which the reciprocal form  q0 = x*r, e = fma(-q0, s, x), q1 = fma(e, r, q0)

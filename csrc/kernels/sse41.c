@@ -8,6 +8,9 @@
 
 #define QV_W 4
 #define QV_HAVE_F16C 0
+/* No FMA at this level: an exact residual x - q*s would need a split product and a
+ * compensated sum (about 20 operations), no faster than divps, so the quotient divides. */
+#define QV_HAVE_FMA 0
 
 typedef __m128 vf;
 typedef __m128i vi;

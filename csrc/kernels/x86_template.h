@@ -16,6 +16,10 @@
  * the same correctly rounded division, the same rounding to float16 / bfloat16, the same
  * clamp (max/min ordered so that NaN picks the low bound, as the scalar `q > lo ? q : lo`),
  * and a round-to-nearest-even conversion of an already clamped value.
+ * With FMA (QV_HAVE_FMA: qv_fmadd, qv_fnmadd, qv_max_i, qv_min_i, qv_xor, qv_and) the
+ * division is replaced by the exact reciprocal form of docs/EXACT-DIVISION.md: it rounds to
+ * the same integer as the true quotient whenever the operator layer passes reciprocals
+ * (p->rscale); runs without them go to the scalar kernel, which divides.
  *
  * Memory: vectors only ever touch whole elements of the run. A run that ends mid-vector
  * ends with a full vector overlapping the previous one (same bytes written again) when x
@@ -48,6 +52,14 @@
 
 #define QT_U (4 * QV_W)   /* elements per unrolled step */
 #define QT_EXP 256        /* elements per expansion of small-block parameters */
+
+#ifndef QV_HAVE_FMA
+#define QV_HAVE_FMA 0
+#endif
+/* The reciprocal form's bound on |x / s| before the correction: a power of two above every
+ * |q| that does not saturate (|qmax - qmin| < 2^16), so that clamping there changes no
+ * result, and small enough that QT_RK * |s| stays finite (|s| <= QK_RECIP_MAX). */
+#define QT_RK 131072.0f
 
 /* Calls the operator layer marks with p->stream (too large to stay in the caches) write
  * the output of long single-scale runs with non-temporal stores: the destination's cache
@@ -82,6 +94,14 @@ QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size
         qv_storeu_f(sb + k, qv_set1(scale[e]));
         qv_storeu_i(zb + k, qv_set1_i(zp ? zp[e] : 0));
     }
+}
+
+/* The same for one more float array (the reciprocals), into rb. */
+QT_INLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
+{
+    size_t e = first / blk, k = blk - first % blk;
+    qv_storeu_f(rb, qv_set1(v[e]));
+    for (e++; k < m; k += blk, e++) qv_storeu_f(rb + k, qv_set1(v[e]));
 }
 
 /* ---- scalar helpers: one element, exactly as scalar.c computes it ---- */
@@ -132,22 +152,122 @@ QT_INLINE void qt_put1(int yk, unsigned char *y, unsigned phase, size_t i, int32
 
 /* ---- quantize: one vector ---- */
 
-QT_INLINE vi qt_qvec(int xk, int qk, const void *x, vf s, vf lo, vf hi, vi zp)
+/* Parameters of one vector step: broadcast (one scale) or per-element arrays. */
+typedef struct qt_qvp {
+    vf s, lo, hi;   /* scale; qmin - zp and qmax - zp as floats */
+    vi zp;
+#if QV_HAVE_FMA
+    vf r;           /* RN(1 / s) */
+    /* one positive scale only: x is clamped from above at QT_RK * s; qmin - zp and
+     * qmax - zp as int32; qv_store4_lean's biased zero point, cap and flip */
+    vf xl;
+    vi loi, hii;
+    vi zw, cap, flip;
+#endif
+} qt_qvp;
+
+/* x as the quotient's numerator: widened, rounded to the quotient precision. */
+QT_INLINE vf qt_numer(int xk, int qk, const void *x)
 {
     vf v = qv_load_x(xk, x);
 #if QV_HAVE_F16C
     if (qk == QK_Q_F16 && xk != QK_X_F16) v = qv_round_f16(v);
 #endif
     if (qk == QK_Q_BF16 && xk != QK_X_BF16) v = qv_round_bf16(v);
-    vf q = qv_div(v, s);   /* true division, correctly rounded */
+    return v;
+}
+
+/* The quotient rounded to the quotient precision (float32: as it is). */
+QT_INLINE vf qt_qround(int qk, vf q)
+{
 #if QV_HAVE_F16C
     if (qk == QK_Q_F16) q = qv_round_f16(q);
 #endif
     if (qk == QK_Q_BF16) q = qv_round_bf16(q);
-    q = qv_max(q, lo);     /* NaN -> lo: max returns its second operand */
-    q = qv_min(q, hi);
-    return qv_add_i(qv_cvt(q), zp);   /* |q| <= 65535: the conversion is exact RNE */
+    return q;
 }
+
+#if QV_HAVE_FMA
+/* q0 = RN(v r), e = v - q0 s exactly, q1 = RN(q0 + e r): rounds to the same integer as the
+ * correctly rounded v / s (docs/EXACT-DIVISION.md). */
+QT_INLINE vf qt_recip(vf v, vf s, vf r)
+{
+    vf q0 = qv_mul(v, r);
+    return qv_fmadd(qv_fnmadd(q0, s, v), r, q0);
+}
+
+/* One positive scale. x at or above QT_RK * s gives a quotient at or above QT_RK, which
+ * saturates like every larger one; what the clamp leaves unbounded is below: -inf, huge
+ * negative quotients and NaN (which min passes through as its second operand) become
+ * INT_MIN in the conversion, which the integer clamp (or qv_store4_lean's saturation) takes
+ * to qmin, as CONTRACT.md rule 3 wants. (A negative scale would need max instead of min:
+ * such runs take the per-element form, qt_qvec.) */
+QT_INLINE vi qt_qraw1(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    vf n = qv_min(v->xl, qt_numer(xk, qk, x));
+    vf q = qt_qround(qk, qt_recip(n, v->s, v->r));
+    /* float16 rounds quotients from 65520 up to inf, which the conversion would take to
+     * INT_MIN: bound them again (NaN passes as min's second operand) */
+    if (qk == QK_Q_F16) q = qv_min(qv_set1(QT_RK), q);
+    return qv_cvt(q);
+}
+
+/* The codes of qt_qraw1 (4-vector byte steps finish them in qv_store4_lean instead). */
+QT_INLINE vi qt_qvec1(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    vi c = qt_qraw1(xk, qk, x, v);
+    return qv_add_i(qv_min_i(qv_max_i(c, v->loi), v->hii), v->zp);
+}
+
+/* 4 QV_W elements with one scale to y. */
+QT_INLINE void qt_qstep4(int xk, int qk, int yk, const char *x, unsigned char *y,
+                         const qt_qvp *v, vm mask)
+{
+    size_t xs = qt_xsize(xk);
+    if (yk == QK_Y_B16) {
+        qv_store4(yk, y, qt_qvec1(xk, qk, x, v), qt_qvec1(xk, qk, x + QV_W * xs, v),
+                  qt_qvec1(xk, qk, x + 2 * QV_W * xs, v), qt_qvec1(xk, qk, x + 3 * QV_W * xs, v),
+                  mask);
+    } else {
+        (void)mask;
+        qv_store4_lean(yk, y, qt_qraw1(xk, qk, x, v), qt_qraw1(xk, qk, x + QV_W * xs, v),
+                       qt_qraw1(xk, qk, x + 2 * QV_W * xs, v),
+                       qt_qraw1(xk, qk, x + 3 * QV_W * xs, v), v->zw, v->cap, v->flip);
+    }
+}
+
+/* Per-element parameters, whose signs differ: q0 is bounded at +-QT_RK instead (a bounded
+ * q0 leaves q1 beyond the range with the quotient's sign, and inf where it overflows), and
+ * the float clamp of the division form follows. */
+QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    vf n = qt_numer(xk, qk, x);
+    vf q0 = qv_max(qv_min(qv_mul(n, v->r), qv_set1(QT_RK)), qv_set1(-QT_RK));
+    vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, v->s, n), v->r, q0));
+    q = qv_max(q, v->lo);  /* NaN -> lo: max returns its second operand */
+    q = qv_min(q, v->hi);
+    return qv_add_i(qv_cvt(q), v->zp);
+}
+#else
+QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    vf q = qt_qround(qk, qv_div(qt_numer(xk, qk, x), v->s));   /* true division */
+    q = qv_max(q, v->lo);  /* NaN -> lo: max returns its second operand */
+    q = qv_min(q, v->hi);
+    return qv_add_i(qv_cvt(q), v->zp);   /* |q| <= 65535: the conversion is exact RNE */
+}
+#define qt_qvec1 qt_qvec
+QT_INLINE void qt_qstep4(int xk, int qk, int yk, const char *x, unsigned char *y,
+                         const qt_qvp *v, vm mask)
+{
+    size_t xs = qt_xsize(xk);
+    vi r0 = qt_qvec(xk, qk, x, v);
+    vi r1 = qt_qvec(xk, qk, x + QV_W * xs, v);
+    vi r2 = qt_qvec(xk, qk, x + 2 * QV_W * xs, v);
+    vi r3 = qt_qvec(xk, qk, x + 3 * QV_W * xs, v);
+    qv_store4(yk, y, r0, r1, r2, r3, mask);
+}
+#endif
 
 /* Bytes of output for m elements (packed: m is a multiple of the elements per byte). */
 QT_INLINE size_t qt_ybytes(int yk, size_t m)
@@ -155,40 +275,54 @@ QT_INLINE size_t qt_ybytes(int yk, size_t m)
     return yk == QK_Y_B8 ? m : yk == QK_Y_B16 ? 2 * m : yk == QK_Y_P4 ? m / 2 : m / 4;
 }
 
-/* Parameters of one vector step: broadcast (one scale) or per-element arrays. */
-typedef struct qt_qvp {
-    vf s, lo, hi;
-    vi zp;
-} qt_qvp;
-
-QT_INLINE qt_qvp qt_qvp_single(float s, int32_t zp, const qk_qparams *p)
+/* r: the entry's reciprocal (FMA builds; ignored otherwise) */
+QT_INLINE qt_qvp qt_qvp_single(float s, float r, int32_t zp, const qk_qparams *p)
 {
     qt_qvp v;
     v.s = qv_set1(s);
     v.lo = qv_set1((float)(p->qmin - zp));
     v.hi = qv_set1((float)(p->qmax - zp));
     v.zp = qv_set1_i(zp);
+#if QV_HAVE_FMA
+    v.r = qv_set1(r);
+    v.xl = qv_set1(QT_RK * s);   /* exact: a power of two times a normal scale */
+    v.loi = qv_set1_i(p->qmin - zp);
+    v.hii = qv_set1_i(p->qmax - zp);
+    /* byte kinds only (|qmin|, |qmax| <= 255): every value below fits int16 */
+    v.zw = qv_set1_w(zp - p->qmin);
+    v.cap = qv_set1_b(p->qmax - p->qmin);
+    v.flip = qv_set1_b((int)((uint32_t)-p->qmin & p->mask));
+#else
+    (void)r;
+#endif
     return v;
 }
 
-QT_INLINE qt_qvp qt_qvp_load(const float *s, const int32_t *zp, const qk_qparams *p)
+/* rp: reciprocals (FMA builds; ignored otherwise) */
+QT_INLINE qt_qvp qt_qvp_load(const float *s, const float *rp, const int32_t *zp,
+                             const qk_qparams *p)
 {
     qt_qvp v;
     v.s = qv_loadu_f(s);
     v.zp = zp ? qv_loadu_i(zp) : qv_set1_i(0);
     v.lo = qv_cvt_i2f(qv_sub_i(qv_set1_i(p->qmin), v.zp));   /* exact: |.| < 2^17 */
     v.hi = qv_cvt_i2f(qv_sub_i(qv_set1_i(p->qmax), v.zp));
+#if QV_HAVE_FMA
+    v.r = qv_loadu_f(rp);
+#else
+    (void)rp;
+#endif
     return v;
 }
 
 /* m (< QV_W) elements through stack buffers, so that nothing outside the run is touched. */
 QT_COLD void qt_qpartial(int xk, int qk, int yk, const char *x, unsigned char *y, size_t m,
-                           qt_qvp v, vm mask)
+                           qt_qvp v, vm mask, int single)
 {
     unsigned char xb[4 * QV_W], yb[2 * QV_W];
     memset(xb, 0, sizeof xb);
     memcpy(xb, x, m * qt_xsize(xk));
-    qv_store1(yk, yb, qt_qvec(xk, qk, xb, v.s, v.lo, v.hi, v.zp), mask);
+    qv_store1(yk, yb, single ? qt_qvec1(xk, qk, xb, &v) : qt_qvec(xk, qk, xb, &v), mask);
     memcpy(y, yb, qt_ybytes(yk, m));
 }
 
@@ -197,24 +331,16 @@ QT_INLINE void qt_qvec_single_c(int xk, int qk, int yk, const char *x, unsigned 
                                 size_t m, qt_qvp v, vm mask)
 {
     size_t xs = qt_xsize(xk), i = 0;
-    for (; m - i >= QT_U; i += QT_U) {
-        const char *xi = x + i * xs;
-        vi r0 = qt_qvec(xk, qk, xi, v.s, v.lo, v.hi, v.zp);
-        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v.s, v.lo, v.hi, v.zp);
-        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
-        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
-        qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
-    }
+    for (; m - i >= QT_U; i += QT_U)
+        qt_qstep4(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), &v, mask);
     for (; m - i >= QV_W; i += QV_W)
-        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp),
-                  mask);
+        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
     if (i < m) {
         if (m >= QV_W && qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
             i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
-            qv_store1(yk, y + qt_ybytes(yk, i),
-                      qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+            qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
         } else {
-            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
+            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask, 1);
         }
     }
 }
@@ -235,14 +361,8 @@ QT_INLINE void qt_qvec_single_nt(int xk, int qk, int yk, const char *x, unsigned
     union { vi v[QT_NT_LINE / sizeof(vi)]; unsigned char b[QT_NT_LINE]; } buf;
     qt_qvec_single_c(xk, qk, yk, x, y, i, v, mask);
     for (; m - i >= line; i += line) {
-        for (size_t k = 0; k < line; k += QT_U) {
-            const char *xi = x + (i + k) * xs;
-            vi r0 = qt_qvec(xk, qk, xi, v.s, v.lo, v.hi, v.zp);
-            vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v.s, v.lo, v.hi, v.zp);
-            vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
-            vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v.s, v.lo, v.hi, v.zp);
-            qv_store4(yk, buf.b + qt_ybytes(yk, k), r0, r1, r2, r3, mask);
-        }
+        for (size_t k = 0; k < line; k += QT_U)
+            qt_qstep4(xk, qk, yk, x + (i + k) * xs, buf.b + qt_ybytes(yk, k), &v, mask);
         for (size_t k = 0; k < QT_NT_LINE; k += 64)
             qv_stream64(y + qt_ybytes(yk, i) + k, buf.b + k);
     }
@@ -305,33 +425,35 @@ QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned c
         ya = y + qt_ybytes(yk, a);
     }
     if (a < b)
-        qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a, qt_qvp_single(s, zp, p),
+        qt_qvec_single(xk, qk, yk, x + a * qt_xsize(xk), ya, b - a,
+                       qt_qvp_single(s, p->rscale ? p->rscale[e] : 0.0f, zp, p),
                        qv_mask(p->mask), p->stream);
     if (b < end) qt_qelems(xk, qk, yk, x, y, b, end, blk, p);
 }
 
 /* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
 QT_INLINE void qt_qvec_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
-                               size_t m, const float *sp, const int32_t *zpp,
-                               const qk_qparams *p, vm mask)
+                               size_t m, const float *sp, const float *rp,
+                               const int32_t *zpp, const qk_qparams *p, vm mask)
 {
     size_t xs = qt_xsize(xk), i = 0;
     for (; m - i >= QT_U; i += QT_U) {
         const char *xi = x + i * xs;
-        qt_qvp v0 = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
-        qt_qvp v1 = qt_qvp_load(sp + i + QV_W, zpp ? zpp + i + QV_W : NULL, p);
-        qt_qvp v2 = qt_qvp_load(sp + i + 2 * QV_W, zpp ? zpp + i + 2 * QV_W : NULL, p);
-        qt_qvp v3 = qt_qvp_load(sp + i + 3 * QV_W, zpp ? zpp + i + 3 * QV_W : NULL, p);
-        vi r0 = qt_qvec(xk, qk, xi, v0.s, v0.lo, v0.hi, v0.zp);
-        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, v1.s, v1.lo, v1.hi, v1.zp);
-        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, v2.s, v2.lo, v2.hi, v2.zp);
-        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, v3.s, v3.lo, v3.hi, v3.zp);
+        qt_qvp v0 = qt_qvp_load(sp + i, rp + i, zpp ? zpp + i : NULL, p);
+        qt_qvp v1 = qt_qvp_load(sp + i + QV_W, rp + i + QV_W, zpp ? zpp + i + QV_W : NULL, p);
+        qt_qvp v2 = qt_qvp_load(sp + i + 2 * QV_W, rp + i + 2 * QV_W,
+                                zpp ? zpp + i + 2 * QV_W : NULL, p);
+        qt_qvp v3 = qt_qvp_load(sp + i + 3 * QV_W, rp + i + 3 * QV_W,
+                                zpp ? zpp + i + 3 * QV_W : NULL, p);
+        vi r0 = qt_qvec(xk, qk, xi, &v0);
+        vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, &v1);
+        vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, &v2);
+        vi r3 = qt_qvec(xk, qk, xi + 3 * QV_W * xs, &v3);
         qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
     }
     for (; i < m; i += QV_W) {
-        qt_qvp v = qt_qvp_load(sp + i, zpp ? zpp + i : NULL, p);
-        qv_store1(yk, y + qt_ybytes(yk, i),
-                  qt_qvec(xk, qk, x + i * xs, v.s, v.lo, v.hi, v.zp), mask);
+        qt_qvp v = qt_qvp_load(sp + i, rp + i, zpp ? zpp + i : NULL, p);
+        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec(xk, qk, x + i * xs, &v), mask);
     }
 }
 
@@ -344,37 +466,41 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     size_t xs = qt_xsize(xk), a = 0, b = n, i;
     unsigned char *ya = qt_qsplit(xk, qk, yk, x, y, &a, &b, blk, p);
     vm mask = qv_mask(p->mask);
-    float sb[QT_EXP + QV_W];
+    float sb[QT_EXP + QV_W], rb[QV_HAVE_FMA ? QT_EXP + QV_W : 1];
     int32_t zb[QT_EXP + QV_W];
+    /* without FMA the reciprocals are never read: any valid pointer will do */
+    const float *rp = QV_HAVE_FMA ? p->rscale : p->scale;
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i < QT_EXP ? b - i : QT_EXP;
         m -= m % QV_W;
         if (blk == 1) {
             qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, p->scale + i,
-                            p->zp ? p->zp + i : NULL, p, mask);
+                            rp + i, p->zp ? p->zp + i : NULL, p, mask);
         } else {
             qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
-            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, sb, zb, p,
-                            mask);
+            if (QV_HAVE_FMA) qt_expand_f(rp, blk, i, m, rb);
+            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, sb,
+                            QV_HAVE_FMA ? rb : sb, zb, p, mask);
         }
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
-        float st[2 * QV_W];
+        float st[2 * QV_W], rt[2 * QV_W];
         int32_t zt[2 * QV_W];
         size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
                                                  qt_ybytes(yk, b - a)) ? b - QV_W : i;
         qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+        qt_expand_f(rp, blk, t, b - t, rt);
         for (size_t k = b - t; k < QV_W; k++) {
             st[k] = 1.0f;   /* padding lanes, never stored */
+            rt[k] = 1.0f;
             zt[k] = 0;
         }
-        qt_qvp v = qt_qvp_load(st, zt, p);
+        qt_qvp v = qt_qvp_load(st, rt, zt, p);
         if (b - t == QV_W)
-            qv_store1(yk, ya + qt_ybytes(yk, t - a),
-                      qt_qvec(xk, qk, x + t * xs, v.s, v.lo, v.hi, v.zp), mask);
+            qv_store1(yk, ya + qt_ybytes(yk, t - a), qt_qvec(xk, qk, x + t * xs, &v), mask);
         else
-            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask);
+            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask, 0);
     }
     if (b < n) qt_qelems(xk, qk, yk, x, y, b, n, blk, p);
 }
@@ -384,16 +510,58 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
 {
     const char *x = (const char *)xv;
     unsigned char *y = (unsigned char *)yv;
-    size_t blk = p->blk ? p->blk : 1;
+    size_t blk = p->blk ? p->blk : 1, xs = qt_xsize(xk);
+    unsigned per = yk == QK_Y_P4 ? 2u : yk == QK_Y_P2 ? 4u : 1u;
+    (void)xs;
+    (void)per;
     if (n == 0) return;
-    if (blk >= n) {
-        qt_quant_single(xk, qk, yk, x, y, 0, n, 0, n, p);
-    } else if (blk >= QV_W) {
-        /* (streaming stores measured no faster here: per-block work hides the extra reads) */
-        for (size_t a = 0, e = 0; a < n; a += blk, e++)
-            qt_quant_single(xk, qk, yk, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
-    } else {
-        qt_quant_perelem(xk, qk, yk, x, y, n, blk, p);
+#if QV_HAVE_FMA
+    /* the per-element form for a negative scale: its entry repeated QT_EXP times */
+    float cs[QT_EXP], cr[QT_EXP];
+    int32_t cz[QT_EXP];
+    size_t ce = (size_t)-1;
+    qk_qparams pc;
+    if (!p->rscale) {   /* some scale outside the reciprocal form's range: divide */
+        qk_quant_scalar(xk, qk, yk, xv, yv, n, p);
+        return;
+    }
+#endif
+    /* One call site per inlined driver keeps one copy of each in the table entry. */
+    for (size_t a = 0; a < n;) {
+        size_t e = a / blk, b = blk >= n ? n : n - a < blk ? n : a + blk;
+        const qk_qparams *pp = p;
+        const char *px = x;
+        unsigned char *py = y;
+        size_t pblk = blk;
+        int pe = blk < QV_W;   /* (streaming stores measured no faster for per-block work) */
+        if (pe) b = n;
+#if QV_HAVE_FMA
+        else if (p->scale[e] < 0.0f) {
+            if (b - a > QT_EXP) b = a + QT_EXP;   /* a multiple of 4: whole packed bytes */
+            if (ce != e) {
+                for (size_t k = 0; k < QT_EXP; k++) {
+                    cs[k] = p->scale[e];
+                    cr[k] = p->rscale[e];
+                    cz[k] = p->zp ? p->zp[e] : 0;
+                }
+                pc = *p;
+                pc.scale = cs;
+                pc.rscale = cr;
+                pc.zp = cz;
+                pc.blk = 1;
+                ce = e;
+            }
+            pc.phase = (unsigned)((p->phase + a) % per);
+            pp = &pc;
+            px = x + a * xs;
+            py = y + (per > 1 ? (p->phase + a) / per : qt_ybytes(yk, a));
+            pblk = 1;
+            pe = 1;
+        }
+#endif
+        if (pe) qt_quant_perelem(xk, qk, yk, px, py, b - a, pblk, pp);
+        else qt_quant_single(xk, qk, yk, x, y, a, b, e, blk, p);
+        a = b;
     }
 }
 

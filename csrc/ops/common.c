@@ -393,8 +393,13 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->scale64 = f64 ? f64b : NULL;
     pp->rscale = NULL;
     if (src->need & QS_NEED_RSCALE) {   /* one division per entry, none per element */
-        for (size_t i = 0; i < m; i++) rb[i] = qk_recip(pp->scale[i]);
-        pp->rscale = rb;
+        int all = 1;
+        for (size_t i = 0; i < m; i++) {
+            rb[i] = qk_recip(pp->scale[i]);
+            all &= rb[i] != 0.0f;
+        }
+        /* kernels read a non-NULL rscale as "every entry may use the reciprocal form" */
+        pp->rscale = all ? rb : NULL;
     }
     pp->zp = NULL;
     pp->zp64 = NULL;

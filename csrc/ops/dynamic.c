@@ -95,7 +95,7 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
     float rscale = qk_recip(scale);
     memset(&p, 0, sizeof p);
     p.scale = &scale;
-    p.rscale = &rscale;
+    p.rscale = rscale != 0.0f ? &rscale : NULL;
     p.zp = &zp;
     p.blk = n;
     p.qmin = 0;

@@ -147,5 +147,8 @@ static inline simde__m256i qsd_mm512_cvtepi32_epi16(simde__m512i a)
 #define _mm512_cvtepi32_epi8(a) qsd_mm512_cvtepi32_epi8(a)
 #undef _mm512_cvtepi32_epi16
 #define _mm512_cvtepi32_epi16(a) qsd_mm512_cvtepi32_epi16(a)
+/* SIMDe's native alias for _mm512_madd_epi16 has the masked form's four parameters */
+#undef _mm512_madd_epi16
+#define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
 
 #endif

@@ -198,9 +198,18 @@ static float gen_scale(int qk, int kind)
     float s;
     switch (kind) {
     case 0: s = ldexpf(1.0f, (int)rnd_range(-4, 4)); break;             /* exact ties */
-    case 1: s = ldexpf(1.0f + rnd_unit(), (int)rnd_range(-12, 6)); break;
+    case 1:   /* a quarter negative: the reciprocal form's per-element path */
+        s = ldexpf(1.0f + rnd_unit(), (int)rnd_range(-12, 6));
+        if (rndn(4) == 0) s = -s;
+        break;
     default:
-        switch (rndn(12)) {
+        switch (rndn(16)) {
+        /* the edges of the reciprocal form's range (qk_recip) and their neighbours */
+        case 12: s = nextafterf(QK_RECIP_MIN, rndn(2) ? 0.0f : 1.0f); break;
+        case 13: s = nextafterf(QK_RECIP_MAX, rndn(2) ? 0.0f : INFINITY); break;
+        case 14: s = rndn(2) ? QK_RECIP_MIN : -QK_RECIP_MAX; break;
+        case 15: s = ldexpf(rndn(2) ? 1.0f : 2.0f - ldexpf(1.0f, -23), (int)rnd_range(-101, 120));
+            break;
         case 0: s = 0.0f; break;
         case 1: s = -0.0f; break;
         case 2: s = -ldexpf(1.0f + rnd_unit(), (int)rnd_range(-6, 3)); break;
@@ -254,7 +263,7 @@ static const qtype b16_types[] = {{0, 65535, 0xff}, {-32768, 32767, 0xff}};
 static const qtype p4_types[] = {{0, 15, 0x0f}, {-8, 7, 0x0f}};
 static const qtype p2_types[] = {{0, 3, 0x03}, {-2, 1, 0x03}};
 
-static arena ax, ay1, ay2, asc, azp, asc64;
+static arena ax, ay1, ay2, asc, azp, asc64, arsc;
 
 static size_t ybytes_of(int yk, unsigned phase, size_t n)
 {
@@ -322,6 +331,7 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     size_t xs = (c->xk == QK_X_F32 || c->xk == QK_X_I32) ? 4 : 2;
     float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
     double *scale64 = arena_place(&asc64, entries * sizeof(double), 1, 0);
+    float *rscale = arena_place(&arsc, entries * sizeof(float), 1, 0);
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
     /* float4 zero points (added in float); the same arena, the integer ones are unused */
     float *zpf = (float *)zp;
@@ -376,10 +386,18 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     unsigned char *pattern = malloc(total ? total : 1);
     memcpy(pattern, r1, total);
 
+    /* reciprocals as the operator layer passes them: all valid, or none (divide) */
+    int recip = rndn(8) != 0;
+    for (size_t e = 0; e < entries; e++) {
+        rscale[e] = qk_recip(scale[e]);
+        recip &= rscale[e] != 0.0f;
+    }
+
     qk_qparams p;
     memset(&p, 0, sizeof p);
     p.scale = scale;
     p.scale64 = scale64;
+    p.rscale = recip ? rscale : NULL;
     p.zp = c->zp_null || fp ? NULL : zp;
     p.zpf = f4 && !c->zp_null ? zpf : NULL;
     p.saturate = c->sat;
@@ -740,6 +758,7 @@ int main(int argc, char **argv)
     arena_init(&ay2, big * 2);
     arena_init(&asc, big * 4);
     arena_init(&asc64, big * 8);
+    arena_init(&arsc, big * 4);
     arena_init(&azp, big * 4);
     if (sizeof yk_name / sizeof *yk_name != QK_NY || sizeof dk_name / sizeof *dk_name != QK_ND ||
         sizeof ok_name / sizeof *ok_name != QK_NO) {
