@@ -122,18 +122,20 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
 }
 
 /* The exact reciprocal form's store for byte kinds (x86_template.h). r0..r3 are rounded
- * quotients of one positive scale: never above 2^17, INT_MIN for NaN and quotients far
- * below. The zero point, biased by -qmin (zw = zp - qmin), is added with int16 saturation
- * after the first pack; packus then saturates to [0, 255], min to qmax - qmin (cap), and
- * xor with flip (-qmin, 0 unsigned) turns the biased value into the two's complement code's
- * low bits. A few byte operations per 4 QV_W codes instead of a clamp and an add per vector. */
+ * quotients: never above 2^17, INT_MIN for NaN and quotients far below. The zero point,
+ * biased by -qmin (zp - qmin) and packed to int16 lanes like the codes (za for r0 r1, zb for
+ * r2 r3), is added with int16 saturation after the first pack; packus then saturates to
+ * [0, 255], min to qmax - qmin (cap), and xor with flip (-qmin, 0 unsigned) turns the biased
+ * value into the two's complement code's low bits. A few byte operations per 4 QV_W codes
+ * instead of a clamp and an add per vector. */
 static inline vi qv_set1_w(int v) { return _mm256_set1_epi16((short)v); }
 static inline vi qv_set1_b(int v) { return _mm256_set1_epi8((char)v); }
-static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi zw, vi cap,
-                                  vi flip)
+static inline vi qv_pack_w(vi a, vi b) { return _mm256_packs_epi32(a, b); }   /* int32 -> int16 lanes */
+static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
+                                  vi cap, vi flip)
 {
-    __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), zw);
-    __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zw);
+    __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), za);
+    __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zb);
     __m256i c = _mm256_xor_si256(_mm256_min_epu8(_mm256_packus_epi16(a, b), cap), flip);
     qv_store_bytes(yk, y, c);
 }

@@ -106,15 +106,16 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
 }
 
 /* The exact reciprocal form's store for byte kinds (x86_template.h; avx2.c says how the
- * biased zero point zw, cap and flip work): one pack to bytes and one permutation for 64
+ * biased zero points za / zb, cap and flip work): one pack to bytes and one permutation for 64
  * codes instead of a narrowing per 16. */
 static inline vi qv_set1_w(int v) { return _mm512_set1_epi16((short)v); }
 static inline vi qv_set1_b(int v) { return _mm512_set1_epi8((char)v); }
-static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi zw, vi cap,
-                                  vi flip)
+static inline vi qv_pack_w(vi a, vi b) { return _mm512_packs_epi32(a, b); }   /* int32 -> int16 lanes */
+static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
+                                  vi cap, vi flip)
 {
-    __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), zw);
-    __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zw);
+    __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), za);
+    __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zb);
     __m512i p = _mm512_xor_si512(_mm512_min_epu8(_mm512_packus_epi16(a, b), cap), flip);
     /* 128-bit lane k holds r0..r3's elements 4k..4k+3 as dwords: gather each r's four */
     __m512i c = _mm512_permutexvar_epi32(

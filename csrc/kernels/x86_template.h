@@ -61,6 +61,15 @@
  * result, and small enough that QT_RK * |s| stays finite (|s| <= QK_RECIP_MAX). */
 #define QT_RK 131072.0f
 
+/* Runs with one entry per blk elements take the per-element form (parameters per vector,
+ * whole 4-vector steps across entries) instead of a single-scale loop per block when the
+ * blocks are shorter than a vector, and with FMA also when they are shorter than a 4-vector
+ * step or whole vectors up to QT_BCMAX long: per block, the single-scale setup and its
+ * 1-vector stores would cost more than a broadcast of the entry per vector. */
+#define QT_BCMAX 64
+#define QT_PERELEM(blk) ((blk) < QV_W || (QV_HAVE_FMA && ((blk) < QT_U || \
+                                          ((blk) % QV_W == 0 && (blk) <= QT_BCMAX))))
+
 /* Calls the operator layer marks with p->stream (too large to stay in the caches) write
  * the output of long single-scale runs with non-temporal stores: the destination's cache
  * lines are not read first (a sixth less memory traffic for float32 -> uint8, nearly half
@@ -82,26 +91,30 @@ QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
 }
 
 /* Scale and zero point of each element of [first, first + m), with one entry per blk
- * (<= QV_W) elements: each entry is stored as a whole vector whose excess the next entry
- * overwrites, so sb and zb need room for m + QV_W values. */
+ * elements: each entry is stored as whole vectors whose excess the next entry overwrites,
+ * so sb and zb need room for m + QV_W values. */
 QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
                          size_t m, float *sb, int32_t *zb)
 {
-    size_t e = first / blk, k = blk - first % blk;
-    qv_storeu_f(sb, qv_set1(scale[e]));
-    qv_storeu_i(zb, qv_set1_i(zp ? zp[e] : 0));
-    for (e++; k < m; k += blk, e++) {
-        qv_storeu_f(sb + k, qv_set1(scale[e]));
-        qv_storeu_i(zb + k, qv_set1_i(zp ? zp[e] : 0));
+    size_t e = first / blk, k = 0, len = blk - first % blk;
+    for (; k < m; k += len, len = blk, e++) {
+        vf sv = qv_set1(scale[e]);
+        vi zv = qv_set1_i(zp ? zp[e] : 0);
+        for (size_t j = 0; j < len && k + j < m; j += QV_W) {
+            qv_storeu_f(sb + k + j, sv);
+            qv_storeu_i(zb + k + j, zv);
+        }
     }
 }
 
 /* The same for one more float array (the reciprocals), into rb. */
 QT_INLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
 {
-    size_t e = first / blk, k = blk - first % blk;
-    qv_storeu_f(rb, qv_set1(v[e]));
-    for (e++; k < m; k += blk, e++) qv_storeu_f(rb + k, qv_set1(v[e]));
+    size_t e = first / blk, k = 0, len = blk - first % blk;
+    for (; k < m; k += len, len = blk, e++) {
+        vf rv = qv_set1(v[e]);
+        for (size_t j = 0; j < len && k + j < m; j += QV_W) qv_storeu_f(rb + k + j, rv);
+    }
 }
 
 /* ---- scalar helpers: one element, exactly as scalar.c computes it ---- */
@@ -163,6 +176,7 @@ typedef struct qt_qvp {
     vf xl;
     vi loi, hii;
     vi zw, cap, flip;
+    vi zi;   /* per element: zp - qmin, for qv_store4_lean after a pack */
 #endif
 } qt_qvp;
 
@@ -232,21 +246,26 @@ QT_INLINE void qt_qstep4(int xk, int qk, int yk, const char *x, unsigned char *y
         (void)mask;
         qv_store4_lean(yk, y, qt_qraw1(xk, qk, x, v), qt_qraw1(xk, qk, x + QV_W * xs, v),
                        qt_qraw1(xk, qk, x + 2 * QV_W * xs, v),
-                       qt_qraw1(xk, qk, x + 3 * QV_W * xs, v), v->zw, v->cap, v->flip);
+                       qt_qraw1(xk, qk, x + 3 * QV_W * xs, v), v->zw, v->zw, v->cap, v->flip);
     }
 }
 
-/* Per-element parameters, whose signs differ: q0 is bounded at +-QT_RK instead (a bounded
- * q0 leaves q1 beyond the range with the quotient's sign, and inf where it overflows), and
- * the float clamp of the division form follows. */
-QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
+/* Per-element parameters, whose signs differ, so x cannot be clamped on one side: q0 is
+ * bounded above at QT_RK instead, which changes nothing up to there and leaves q1 beyond the
+ * range (or inf) where x / s is; q1 is bounded at QT_RK again, so that only NaN and
+ * quotients far below the range reach the conversion's INT_MIN. */
+QT_INLINE vi qt_qrawe(int xk, int qk, const void *x, const qt_qvp *v)
 {
     vf n = qt_numer(xk, qk, x);
-    vf q0 = qv_max(qv_min(qv_mul(n, v->r), qv_set1(QT_RK)), qv_set1(-QT_RK));
+    vf q0 = qv_min(qv_mul(n, v->r), qv_set1(QT_RK));
     vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, v->s, n), v->r, q0));
-    q = qv_max(q, v->lo);  /* NaN -> lo: max returns its second operand */
-    q = qv_min(q, v->hi);
-    return qv_add_i(qv_cvt(q), v->zp);
+    return qv_cvt(qv_min(qv_set1(QT_RK), q));   /* NaN passes as min's second operand */
+}
+
+QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    vi c = qt_qrawe(xk, qk, x, v);
+    return qv_add_i(qv_min_i(qv_max_i(c, v->loi), v->hii), v->zp);
 }
 #else
 QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
@@ -309,10 +328,52 @@ QT_INLINE qt_qvp qt_qvp_load(const float *s, const float *rp, const int32_t *zp,
     v.hi = qv_cvt_i2f(qv_sub_i(qv_set1_i(p->qmax), v.zp));
 #if QV_HAVE_FMA
     v.r = qv_loadu_f(rp);
+    v.loi = qv_sub_i(qv_set1_i(p->qmin), v.zp);
+    v.hii = qv_sub_i(qv_set1_i(p->qmax), v.zp);
+    v.zi = qv_sub_i(v.zp, qv_set1_i(p->qmin));
 #else
     (void)rp;
 #endif
     return v;
+}
+
+/* One entry's parameters broadcast (per-element form, blocks of whole vectors). */
+QT_INLINE qt_qvp qt_qvp_bc(float s, float r, int32_t zp, const qk_qparams *p)
+{
+    qt_qvp v;
+    v.s = qv_set1(s);
+    v.zp = qv_set1_i(zp);
+    v.lo = qv_set1((float)(p->qmin - zp));
+    v.hi = qv_set1((float)(p->qmax - zp));
+#if QV_HAVE_FMA
+    v.r = qv_set1(r);
+    v.loi = qv_set1_i(p->qmin - zp);
+    v.hii = qv_set1_i(p->qmax - zp);
+    v.zi = qv_set1_i(zp - p->qmin);
+#else
+    (void)r;
+#endif
+    return v;
+}
+
+/* Where the per-element form takes each vector's parameters: arrays with one value per
+ * element (per == 0), or one entry per `per` whole vectors, broadcast (e: the entry of the
+ * next vector, left: its vectors still to come). Vectors are taken in order. */
+typedef struct qt_psrc {
+    const float *s, *r;
+    const int32_t *z;
+    size_t per, e, left;
+} qt_psrc;
+
+QT_INLINE qt_qvp qt_pnext(qt_psrc *ps, size_t i, const qk_qparams *p)
+{
+    if (!ps->per) return qt_qvp_load(ps->s + i, ps->r + i, ps->z ? ps->z + i : NULL, p);
+    if (!ps->left) {
+        ps->e++;
+        ps->left = ps->per;
+    }
+    ps->left--;
+    return qt_qvp_bc(ps->s[ps->e], ps->r[ps->e], ps->z ? ps->z[ps->e] : 0, p);
 }
 
 /* m (< QV_W) elements through stack buffers, so that nothing outside the run is touched. */
@@ -433,18 +494,29 @@ QT_INLINE void qt_quant_single(int xk, int qk, int yk, const char *x, unsigned c
 
 /* m (a multiple of QV_W) elements with per-element parameters sp / zpp (NULL: zero). */
 QT_INLINE void qt_qvec_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
-                               size_t m, const float *sp, const float *rp,
-                               const int32_t *zpp, const qk_qparams *p, vm mask)
+                               size_t m, qt_psrc *ps, const qk_qparams *p, vm mask)
 {
     size_t xs = qt_xsize(xk), i = 0;
+#if QV_HAVE_FMA
+    vi cap = qv_set1_b(p->qmax - p->qmin);
+    vi flip = qv_set1_b((int)((uint32_t)-p->qmin & p->mask));
+#endif
     for (; m - i >= QT_U; i += QT_U) {
         const char *xi = x + i * xs;
-        qt_qvp v0 = qt_qvp_load(sp + i, rp + i, zpp ? zpp + i : NULL, p);
-        qt_qvp v1 = qt_qvp_load(sp + i + QV_W, rp + i + QV_W, zpp ? zpp + i + QV_W : NULL, p);
-        qt_qvp v2 = qt_qvp_load(sp + i + 2 * QV_W, rp + i + 2 * QV_W,
-                                zpp ? zpp + i + 2 * QV_W : NULL, p);
-        qt_qvp v3 = qt_qvp_load(sp + i + 3 * QV_W, rp + i + 3 * QV_W,
-                                zpp ? zpp + i + 3 * QV_W : NULL, p);
+        qt_qvp v0 = qt_pnext(ps, i, p);
+        qt_qvp v1 = qt_pnext(ps, i + QV_W, p);
+        qt_qvp v2 = qt_pnext(ps, i + 2 * QV_W, p);
+        qt_qvp v3 = qt_pnext(ps, i + 3 * QV_W, p);
+#if QV_HAVE_FMA
+        if (yk != QK_Y_B16) {   /* the zero points packed to int16 lanes as the codes will be */
+            qv_store4_lean(yk, y + qt_ybytes(yk, i), qt_qrawe(xk, qk, xi, &v0),
+                           qt_qrawe(xk, qk, xi + QV_W * xs, &v1),
+                           qt_qrawe(xk, qk, xi + 2 * QV_W * xs, &v2),
+                           qt_qrawe(xk, qk, xi + 3 * QV_W * xs, &v3), qv_pack_w(v0.zi, v1.zi),
+                           qv_pack_w(v2.zi, v3.zi), cap, flip);
+            continue;
+        }
+#endif
         vi r0 = qt_qvec(xk, qk, xi, &v0);
         vi r1 = qt_qvec(xk, qk, xi + QV_W * xs, &v1);
         vi r2 = qt_qvec(xk, qk, xi + 2 * QV_W * xs, &v2);
@@ -452,12 +524,12 @@ QT_INLINE void qt_qvec_perelem(int xk, int qk, int yk, const char *x, unsigned c
         qv_store4(yk, y + qt_ybytes(yk, i), r0, r1, r2, r3, mask);
     }
     for (; i < m; i += QV_W) {
-        qt_qvp v = qt_qvp_load(sp + i, rp + i, zpp ? zpp + i : NULL, p);
+        qt_qvp v = qt_pnext(ps, i, p);
         qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec(xk, qk, x + i * xs, &v), mask);
     }
 }
 
-/* The whole run with one parameter entry per blk (< QV_W) elements. blk == 1 reads the
+/* The whole run with one parameter entry per blk (QT_PERELEM) elements. blk == 1 reads the
  * parameter arrays directly; other sizes are expanded per element into a stack buffer,
  * QT_EXP elements at a time (filled well before it is read back as vectors). */
 QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned char *y,
@@ -470,18 +542,33 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     int32_t zb[QT_EXP + QV_W];
     /* without FMA the reciprocals are never read: any valid pointer will do */
     const float *rp = QV_HAVE_FMA ? p->rscale : p->scale;
+    /* blocks of whole vectors, starting on a vector: each vector broadcasts its entry */
+    int bc = blk % QV_W == 0 && a % QV_W == 0;
     for (i = a; b - i >= QV_W;) {
-        size_t m = b - i < QT_EXP ? b - i : QT_EXP;
-        m -= m % QV_W;
-        if (blk == 1) {
-            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, p->scale + i,
-                            rp + i, p->zp ? p->zp + i : NULL, p, mask);
+        size_t m = b - i;
+        qt_psrc ps;
+        ps.per = ps.e = ps.left = 0;
+        if (bc) {
+            ps.s = p->scale;
+            ps.r = rp;
+            ps.z = p->zp;
+            ps.per = blk / QV_W;
+            ps.e = i / blk;
+            ps.left = (blk - i % blk) / QV_W;
+        } else if (blk == 1) {
+            ps.s = p->scale + i;
+            ps.r = rp + i;
+            ps.z = p->zp ? p->zp + i : NULL;
         } else {
+            m = m < QT_EXP ? m : QT_EXP;
             qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
             if (QV_HAVE_FMA) qt_expand_f(rp, blk, i, m, rb);
-            qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, sb,
-                            QV_HAVE_FMA ? rb : sb, zb, p, mask);
+            ps.s = sb;
+            ps.r = QV_HAVE_FMA ? rb : sb;
+            ps.z = zb;
         }
+        m -= m % QV_W;
+        qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, &ps, p, mask);
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
@@ -533,7 +620,7 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
         const char *px = x;
         unsigned char *py = y;
         size_t pblk = blk;
-        int pe = blk < QV_W;   /* (streaming stores measured no faster for per-block work) */
+        int pe = QT_PERELEM(blk);   /* (streaming stores measured no faster here) */
         if (pe) b = n;
 #if QV_HAVE_FMA
         else if (p->scale[e] < 0.0f) {
