@@ -130,6 +130,24 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
  * instead of a clamp and an add per vector. */
 static inline vi qv_set1_w(int v) { return _mm256_set1_epi16((short)v); }
 static inline vi qv_set1_b(int v) { return _mm256_set1_epi8((char)v); }
+/* Lane i = e[i >> lg] (lg = 1..3: entries of 2, 4 or 8 elements), reading only the
+ * 8 >> lg entries needed. */
+static inline __m256i qv_rep_idx(unsigned lg, __m256i *mask)
+{
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    *mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(8 >> lg), lane);
+    return _mm256_srl_epi32(lane, _mm_cvtsi32_si128((int)lg));
+}
+static inline vf qv_rep_f(const float *e, unsigned lg)
+{
+    __m256i m, idx = qv_rep_idx(lg, &m);
+    return _mm256_permutevar8x32_ps(_mm256_maskload_ps(e, m), idx);
+}
+static inline vi qv_rep_i(const int32_t *e, unsigned lg)
+{
+    __m256i m, idx = qv_rep_idx(lg, &m);
+    return _mm256_permutevar8x32_epi32(_mm256_maskload_epi32(e, m), idx);
+}
 static inline vi qv_pack_w(vi a, vi b) { return _mm256_packs_epi32(a, b); }   /* int32 -> int16 lanes */
 static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
                                   vi cap, vi flip)

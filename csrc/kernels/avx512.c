@@ -110,6 +110,22 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
  * codes instead of a narrowing per 16. */
 static inline vi qv_set1_w(int v) { return _mm512_set1_epi16((short)v); }
 static inline vi qv_set1_b(int v) { return _mm512_set1_epi8((char)v); }
+/* Lane i = e[i >> lg] (lg = 1..3: entries of 2, 4 or 8 elements), reading only the
+ * 16 >> lg entries needed. */
+static inline vf qv_rep_f(const float *e, unsigned lg)
+{
+    __m512i idx = _mm512_srl_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                     13, 14, 15), _mm_cvtsi32_si128((int)lg));
+    return _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps((__mmask16)((1u << (16 >> lg)) - 1u),
+                                                            e));
+}
+static inline vi qv_rep_i(const int32_t *e, unsigned lg)
+{
+    __m512i idx = _mm512_srl_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                     13, 14, 15), _mm_cvtsi32_si128((int)lg));
+    return _mm512_permutexvar_epi32(
+        idx, _mm512_maskz_loadu_epi32((__mmask16)((1u << (16 >> lg)) - 1u), e));
+}
 static inline vi qv_pack_w(vi a, vi b) { return _mm512_packs_epi32(a, b); }   /* int32 -> int16 lanes */
 static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
                                   vi cap, vi flip)

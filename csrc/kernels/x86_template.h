@@ -357,16 +357,32 @@ QT_INLINE qt_qvp qt_qvp_bc(float s, float r, int32_t zp, const qk_qparams *p)
 }
 
 /* Where the per-element form takes each vector's parameters: arrays with one value per
- * element (per == 0), or one entry per `per` whole vectors, broadcast (e: the entry of the
- * next vector, left: its vectors still to come). Vectors are taken in order. */
+ * element (per == 0, lg == 0); with FMA, one entry per 2^lg elements (lg = 1..3, entries
+ * repeated across the lanes); or one entry per `per` whole vectors, broadcast (e: the entry
+ * of the next vector, left: its vectors still to come). Vectors are taken in order. */
 typedef struct qt_psrc {
     const float *s, *r;
     const int32_t *z;
     size_t per, e, left;
+    unsigned lg;
 } qt_psrc;
 
 QT_INLINE qt_qvp qt_pnext(qt_psrc *ps, size_t i, const qk_qparams *p)
 {
+#if QV_HAVE_FMA
+    if (ps->lg) {
+        qt_qvp v;
+        size_t k = i >> ps->lg;
+        v.s = qv_rep_f(ps->s + k, ps->lg);
+        v.r = qv_rep_f(ps->r + k, ps->lg);
+        v.zp = ps->z ? qv_rep_i(ps->z + k, ps->lg) : qv_set1_i(0);
+        v.lo = v.hi = v.s;   /* (the division form's clamps are not used with FMA) */
+        v.loi = qv_sub_i(qv_set1_i(p->qmin), v.zp);
+        v.hii = qv_sub_i(qv_set1_i(p->qmax), v.zp);
+        v.zi = qv_sub_i(v.zp, qv_set1_i(p->qmin));
+        return v;
+    }
+#endif
     if (!ps->per) return qt_qvp_load(ps->s + i, ps->r + i, ps->z ? ps->z + i : NULL, p);
     if (!ps->left) {
         ps->e++;
@@ -542,13 +558,22 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     int32_t zb[QT_EXP + QV_W];
     /* without FMA the reciprocals are never read: any valid pointer will do */
     const float *rp = QV_HAVE_FMA ? p->rscale : p->scale;
-    /* blocks of whole vectors, starting on a vector: each vector broadcasts its entry */
+    /* blocks of whole vectors, starting on a vector: each vector broadcasts its entry; with
+     * FMA, blocks of 2, 4 or 8 starting on a vector repeat their entries across the lanes */
     int bc = blk % QV_W == 0 && a % QV_W == 0;
+    unsigned lg = !bc && QV_HAVE_FMA && a % QV_W == 0 ? (blk == 2 ? 1u : blk == 4 ? 2u
+                                                        : blk == 8 ? 3u : 0u) : 0u;
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i;
         qt_psrc ps;
         ps.per = ps.e = ps.left = 0;
-        if (bc) {
+        ps.lg = 0;
+        if (lg) {   /* i is a multiple of QV_W, so of blk */
+            ps.s = p->scale + i / blk;
+            ps.r = rp + i / blk;
+            ps.z = p->zp ? p->zp + i / blk : NULL;
+            ps.lg = lg;
+        } else if (bc) {
             ps.s = p->scale;
             ps.r = rp;
             ps.z = p->zp;

@@ -147,6 +147,23 @@ static inline simde__m256i qsd_mm512_cvtepi32_epi16(simde__m512i a)
 #define _mm512_cvtepi32_epi8(a) qsd_mm512_cvtepi32_epi8(a)
 #undef _mm512_cvtepi32_epi16
 #define _mm512_cvtepi32_epi16(a) qsd_mm512_cvtepi32_epi16(a)
+/* masked loads SIMDe lacks: only the selected lanes are read, the others are zero */
+static inline simde__m512 qsd_mm512_maskz_loadu_ps(uint16_t k, const void *p)
+{
+    float v[16];
+    for (int i = 0; i < 16; i++) v[i] = (k >> i) & 1 ? ((const float *)p)[i] : 0.0f;
+    return simde_mm512_loadu_ps(v);
+}
+static inline simde__m512i qsd_mm512_maskz_loadu_epi32(uint16_t k, const void *p)
+{
+    int32_t v[16];
+    for (int i = 0; i < 16; i++) v[i] = (k >> i) & 1 ? ((const int32_t *)p)[i] : 0;
+    return simde_mm512_loadu_si512(v);
+}
+#undef _mm512_maskz_loadu_ps
+#define _mm512_maskz_loadu_ps(k, p) qsd_mm512_maskz_loadu_ps(k, p)
+#undef _mm512_maskz_loadu_epi32
+#define _mm512_maskz_loadu_epi32(k, p) qsd_mm512_maskz_loadu_epi32(k, p)
 /* SIMDe's native alias for _mm512_madd_epi16 has the masked form's four parameters */
 #undef _mm512_madd_epi16
 #define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
