@@ -27,13 +27,11 @@
 
 #include "qsimd.h"
 #include "kernels/kernels.h"
+#include "tables.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-#if defined(QSIMD_TEST_HAVE_SIMDE)
-extern const qk_table qk_avx512_simde_table;
-#endif
 
 static float bits_f(uint32_t u)
 {
@@ -249,25 +247,12 @@ int main(int argc, char **argv)
     }
     make_scales();
     unsigned f = qsimd_cpu_features();
-    struct { const char *name; const qk_table *t; unsigned needs; } tables[] = {
-#if defined(QSIMD_HAVE_X86)
-        {"sse41", &qk_sse41_table, QSIMD_CPU_SSE41},
-        {"avx2", &qk_avx2_table,
-         QSIMD_CPU_SSE41 | QSIMD_CPU_AVX2 | QSIMD_CPU_FMA | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
-        {"avx512", &qk_avx512_table,
-         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX | QSIMD_CPU_AVX512F |
-             QSIMD_CPU_AVX512BW | QSIMD_CPU_AVX512DQ | QSIMD_CPU_AVX512VL | QSIMD_CPU_OS_AVX512},
-#endif
-#if defined(QSIMD_TEST_HAVE_SIMDE)
-        {"avx512-simde", &qk_avx512_simde_table,
-         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
-#endif
-#if defined(QSIMD_HAVE_NEON)
-        {"neon", &qk_neon_table, QSIMD_CPU_NEON},
-#endif
-        {"scalar", &qk_scalar_table, 0},
-        {NULL, NULL, 0},
-    };
+    /* the SIMD tables, then scalar (checked only when asked for with --only scalar) */
+    ctest_table tables[sizeof ctest_tables / sizeof *ctest_tables + 1];
+    memcpy(tables, ctest_tables, sizeof ctest_tables);
+    tables[sizeof ctest_tables / sizeof *ctest_tables - 1] =
+        (ctest_table){"scalar", &qk_scalar_table, 0};
+    tables[sizeof ctest_tables / sizeof *ctest_tables] = (ctest_table){NULL, NULL, 0};
     const qk_table *run[MAXT];
     const char *run_name[MAXT];
     int nt = 0;

@@ -20,6 +20,7 @@
 
 #include "qsimd.h"
 #include "kernels/kernels.h"
+#include "tables.h"
 #include "kernels/convert.h"
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -29,7 +30,6 @@
 #endif
 
 #if defined(QSIMD_TEST_HAVE_SIMDE)
-extern const qk_table qk_avx512_simde_table;
 #endif
 
 /* ---------- random numbers (splitmix64: reproducible everywhere) ---------- */
@@ -767,25 +767,7 @@ int main(int argc, char **argv)
     }
 
     unsigned f = qsimd_cpu_features();
-    struct { const char *name; const qk_table *t; unsigned needs; } tables[] = {
-#if defined(QSIMD_HAVE_X86)
-        {"sse41", &qk_sse41_table, QSIMD_CPU_SSE41},
-        {"avx2", &qk_avx2_table,
-         QSIMD_CPU_SSE41 | QSIMD_CPU_AVX2 | QSIMD_CPU_FMA | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
-        {"avx512", &qk_avx512_table,
-         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX | QSIMD_CPU_AVX512F |
-             QSIMD_CPU_AVX512BW | QSIMD_CPU_AVX512DQ | QSIMD_CPU_AVX512VL | QSIMD_CPU_OS_AVX512},
-#endif
-#if defined(QSIMD_TEST_HAVE_SIMDE)
-        /* emulated: needs the AVX2 + F16C the emulation is built with */
-        {"avx512-simde", &qk_avx512_simde_table,
-         QSIMD_CPU_AVX2 | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
-#endif
-#if defined(QSIMD_HAVE_NEON)
-        {"neon", &qk_neon_table, QSIMD_CPU_NEON},
-#endif
-        {NULL, NULL, 0},
-    };
+    const ctest_table *tables = ctest_tables;
     int tested = 0;
     for (int i = 0; tables[i].name; i++) {
         if (only && strcmp(only, tables[i].name)) continue;
