@@ -466,8 +466,8 @@ def set_num_threads(n: int) -> None:
 
 def set_result_cache(max_bytes: int) -> None:
     """Results of 1 MiB or more are allocated through a small cache: when NumPy frees one,
-    its memory is kept (at most two blocks, at most `max_bytes` in total; 256 MiB
-    initially) and the next result of a similar size reuses it, instead of fresh memory that
+    its memory is kept (at most two blocks, at most `max_bytes` in total; initially
+    QSIMD_RESULT_CACHE or 1/32 of the memory, at most 256 MiB: see get_result_cache()) and the next result of a similar size reuses it, instead of fresh memory that
     the OS must fault in and zero on first touch (for a large result that costs as much as
     computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
     cache off; any call frees the blocks kept so far."""
@@ -475,6 +475,13 @@ def set_result_cache(max_bytes: int) -> None:
     if n < 0:
         raise ValueError(f"max_bytes must be >= 0, got {n}")
     _core.set_result_cache(min(n, sys.maxsize))   # fits size_t everywhere
+
+
+def get_result_cache() -> int:
+    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import (bytes, or
+    with a K/M/G suffix), else 1/32 of the machine's (or container's) memory, at most
+    256 MiB; changed by set_result_cache()."""
+    return _core.get_result_cache()
 
 
 def get_num_threads() -> int:
