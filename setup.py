@@ -5,6 +5,9 @@ architecture's kernel files are built; the rest of the C core gets baseline flag
 wheel runs on any CPU of its architecture and picks a kernel table at run time.
 """
 import os
+import shutil
+import subprocess
+import sys
 import sysconfig
 
 import numpy as np
@@ -14,27 +17,38 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = "csrc"
-CORE = [
-    "csrc/cpu.c",
-    "csrc/dispatch.c",
-    "csrc/ops/common.c",
-    "csrc/ops/quantize.c",
-    "csrc/ops/dequantize.c",
-    "csrc/ops/dynamic.c",
-    "csrc/ops/parallel.c",
-    "csrc/kernels/scalar.c",
-]
+
+
+def read_sources():
+    """csrc/sources.txt (shared with CMake and the CI scripts): {group: [(file, flags)]}."""
+    groups = {}
+    with open(os.path.join(HERE, CSRC, "sources.txt")) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if words:
+                groups.setdefault(words[0], []).append((CSRC + "/" + words[1], words[2:]))
+    return groups
+
+
+SOURCES = read_sources()
+CORE = [f for f, _ in SOURCES["core"]]
+# MSVC has no per-extension switches below AVX2; SSE4.1 code needs none on x64.
+MSVC_FLAGS = {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}
+
+
+def _kernels(groups):
+    return {f: (flags, MSVC_FLAGS.get(g, [])) for g in groups for f, flags in SOURCES[g]}
+
 
 # Per-file target flags: (gcc/clang, msvc).
-X86_KERNELS = {
-    "csrc/kernels/sse41.c": (["-msse4.1"], []),
-    "csrc/kernels/avx2.c": (["-mavx2", "-mfma", "-mf16c"], ["/arch:AVX2"]),
-    "csrc/kernels/avx512.c": (
-        ["-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mavx2", "-mfma", "-mf16c"],
-        ["/arch:AVX512"],
-    ),
-}
-ARM_KERNELS = {"csrc/kernels/neon.c": ([], [])}
+X86_KERNELS = _kernels(("sse41", "avx2", "avx512"))
+ARM_KERNELS = _kernels(("neon",))
+
+# Release builds (every wheel and sdist build) carry no debug info: CPython's CFLAGS have -g,
+# which made the x86-64 wheel 24 MB (117 MiB installed) instead of ~1 MB. QSIMD_DEBUG=1
+# keeps -g for developers; sanitizer builds (QSIMD_SANITIZE) keep theirs too.
+DEBUG = bool(os.environ.get("QSIMD_DEBUG") or os.environ.get("QSIMD_SANITIZE"))
+NODEBUG = [] if DEBUG or os.name == "nt" else ["-g0"]
 
 
 def target_arch():
@@ -72,13 +86,14 @@ class BuildExt(build_ext):
             common = ["/O2", "/fp:precise"]
         else:
             common = ["-std=c99", "-O2", "-ffp-contract=off", "-fno-strict-aliasing",
-                      "-Wall", "-Wextra"]
+                      "-fvisibility=hidden", "-Wall", "-Wextra"]
             if os.environ.get("QSIMD_WERROR"):
                 common.append("-Werror")
             if os.environ.get("QSIMD_SANITIZE"):
                 common += ["-fsanitize=" + os.environ["QSIMD_SANITIZE"], "-fno-omit-frame-pointer", "-g"]
             if os.environ.get("QSIMD_OPT"):   # e.g. -O0: sanitized kernels compile 5x faster
                 common.append(os.environ["QSIMD_OPT"])
+            common += NODEBUG   # last: after CPython's -g
         groups = [(CORE, [])] + [([f], flags[1] if msvc else flags[0]) for f, flags in KERNELS.items()]
 
         def compile_group(group):
@@ -106,14 +121,74 @@ class BuildExt(build_ext):
             results = [compile_group(g) for g in groups]
         objects = [o for r in results for o in r]
         ext.extra_objects = objects + list(ext.extra_objects or [])
+        if not msvc:
+            self._private_link(ext)
         super().build_extension(ext)
         # Ship the C core inside the package for C programs and extensions
         # (qsimd.get_include() / qsimd.get_library_dir()).
         pkg_dir = os.path.dirname(self.get_ext_fullpath(ext.name))
-        self.compiler.create_static_lib(objects, "qsimd", output_dir=os.path.join(pkg_dir, "lib"))
+        lib_dir = os.path.join(pkg_dir, "lib")
+        if msvc or not self._elf_static_lib(objects, lib_dir):
+            self.compiler.create_static_lib(objects, "qsimd", output_dir=lib_dir)
         inc_dir = os.path.join(pkg_dir, "include")
         os.makedirs(inc_dir, exist_ok=True)
         self.copy_file(os.path.join(HERE, "csrc", "include", "qsimd.h"), inc_dir)
+
+    def _private_link(self, ext):
+        """The extension exports PyInit__core only, binds its own copy of the core (no
+        interposition by a libqsimd.so that a host process loaded) and carries no RUNPATH
+        into the build machine's Python (some Pythons put -rpath in LDSHARED)."""
+        linker = list(self.compiler.linker_so)
+        drop = [i for i, a in enumerate(linker) if a.startswith("-Wl,-rpath") or a == "-rpath"]
+        for i in reversed(drop):
+            del linker[i:i + (2 if linker[i] == "-rpath" else 1)]
+        self.compiler.linker_so = linker
+        args = list(ext.extra_link_args or [])
+        if sys.platform == "darwin":
+            args += ["-Wl,-exported_symbol,_PyInit__core"] + ([] if DEBUG else ["-Wl,-S,-x"])
+        else:
+            script = os.path.join(self.build_temp, "qsimd_exports.map")
+            os.makedirs(self.build_temp, exist_ok=True)
+            with open(script, "w") as f:
+                f.write("{ global: PyInit__core; local: *; };\n")
+            args += ["-Wl,--version-script=" + script] + ([] if DEBUG else ["-s"])
+        ext.extra_link_args = args
+
+    def _elf_static_lib(self, objects, lib_dir):
+        """libqsimd.a as one relocatable object whose internal symbols (qs_*, qk_*: compiled
+        with hidden visibility) are made local, so only the qsimd_* API is global and a C
+        program's own symbols cannot collide with the core's; debug info stripped unless
+        QSIMD_DEBUG. ELF toolchains only (False: the caller builds a plain archive)."""
+        if sys.platform in ("darwin", "win32"):
+            return False
+        cc = [a for a in self.compiler.compiler_so if a not in ("ccache", "sccache")][0]
+        prefix = os.path.basename(cc)
+        for name in ("gcc", "clang", "cc"):   # aarch64-linux-gnu-gcc -> aarch64-linux-gnu-
+            if prefix.endswith(name):
+                prefix = prefix[: -len(name)]
+                break
+        tools = {}
+        for tool in ("objcopy", "ar"):
+            env = os.environ.get(tool.upper())
+            cands = [env] if env else [prefix + tool, tool] if prefix.endswith("-") else [tool]
+            found = next((shutil.which(c) for c in cands if c and shutil.which(c)), None)
+            if not found:
+                return False
+            tools[tool] = found
+        os.makedirs(lib_dir, exist_ok=True)
+        merged = os.path.join(self.build_temp, "qsimd_core.o")
+        lib = os.path.join(lib_dir, "libqsimd.a")
+        try:
+            subprocess.run([cc, "-r", "-nostdlib", "-o", merged] + objects, check=True)
+            subprocess.run([tools["objcopy"], "--localize-hidden"]
+                           + ([] if DEBUG else ["--strip-unneeded"]) + [merged], check=True)
+            if os.path.exists(lib):
+                os.remove(lib)
+            subprocess.run([tools["ar"], "rcs", lib, merged], check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"qsimd: plain static library ({e})")
+            return False
+        return True
 
     def copy_extensions_to_source(self):
         """In-place and editable builds: the C library and header follow the module."""
@@ -137,7 +212,8 @@ ext = Extension(
     define_macros=define_macros,
     depends=depends + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
-    ["-O2", "-ffp-contract=off"] + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []),
+    ["-O2", "-ffp-contract=off", "-fvisibility=hidden"]
+    + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,
     extra_link_args=(["-fsanitize=" + os.environ["QSIMD_SANITIZE"]] if os.environ.get("QSIMD_SANITIZE") else []),
 )
 

@@ -1,32 +1,43 @@
 # Sourced by the CI scripts: build_qsimd_lib "CC FLAGS..." OUTDIR [SRCROOT] compiles the C
-# core and this architecture's kernel files (each with its own ISA flags, as setup.py does)
-# into OUTDIR/libqsimd.a, and sets QSIMD_LIB_DEFS to the macros the kernel set needs.
+# core and this architecture's kernel files (each with its own ISA flags, from
+# csrc/sources.txt as setup.py and CMake) into OUTDIR/libqsimd.a, and sets QSIMD_LIB_DEFS to
+# the macros the kernel set needs.
+#
+# qsimd_sources SRCROOT GROUP...: "FILE FLAGS..." lines of csrc/sources.txt (the list that
+# CMake and setup.py read too) for the groups asked for.
+qsimd_sources() {
+    local src=$1; shift
+    local groups=" $* "
+    while read -r group rest; do
+        case "$group" in ''|'#'*) continue ;; esac
+        case "$groups" in *" $group "*) echo "$rest" ;; esac
+    done < "$src/csrc/sources.txt"
+}
+
 build_qsimd_lib() {
-    local cc=$1 out=$2 src=${3:-.} objs=() f flags o
-    local files=(cpu.c dispatch.c ops/common.c ops/quantize.c ops/dequantize.c ops/dynamic.c
-                 ops/parallel.c kernels/scalar.c)
+    local cc=$1 out=$2 src=${3:-.} objs=() files=() f flags o line
+    local groups=core
     QSIMD_LIB_DEFS=""
     case "$(uname -m)" in
         x86_64|amd64)
             if [ -f "$src/csrc/kernels/avx2.c" ]; then
-                files+=(kernels/sse41.c kernels/avx2.c kernels/avx512.c)
+                groups="core sse41 avx2 avx512"
                 QSIMD_LIB_DEFS="-DQSIMD_HAVE_X86=1"
             fi ;;
         aarch64|arm64)
             if [ -f "$src/csrc/kernels/neon.c" ]; then
-                files+=(kernels/neon.c)
+                groups="core neon"
                 QSIMD_LIB_DEFS="-DQSIMD_HAVE_NEON=1"
             fi ;;
     esac
+    # shellcheck disable=SC2086
+    mapfile -t files < <(qsimd_sources "$src" $groups)
     mkdir -p "$out"
     local pids=() p rc=0
-    for f in "${files[@]}"; do
-        case "$f" in
-            */sse41.c) flags="-msse4.1" ;;
-            */avx2.c) flags="-mavx2 -mfma -mf16c" ;;
-            */avx512.c) flags="-mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c" ;;
-            *) flags="" ;;
-        esac
+    for line in "${files[@]}"; do
+        f=${line%% *}
+        flags=""
+        [ "$f" = "$line" ] || flags=${line#* }
         o="$out/$(echo "$f" | tr / _).o"
         # all files at once (the kernel files are slow to compile with sanitizers)
         # shellcheck disable=SC2086

@@ -66,6 +66,20 @@ fi
 ls "$SRC"/qsimd/_core.cpython-*-aarch64-linux-gnu.so >/dev/null ||
     { echo "neon.sh: no aarch64 extension was built" >&2; exit 1; }
 
+# The size gate on what an aarch64 wheel ships (the package as built, zipped as a wheel is:
+# the same files but the few-KB dist-info): 0.5 MB zipped, 1.2 MB installed, stripped, only
+# PyInit__core exported, only qsimd_* global in libqsimd.a.
+log "size gate (aarch64)"
+(cd "$SRC" && python3 - "$WORK/gate/qsimd-0.0-cp311-cp311-linux_aarch64.whl" <<'PY'
+import glob, os, sys, zipfile
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for f in sorted(glob.glob("qsimd/*.py") + glob.glob("qsimd/_core*.so")
+                    + glob.glob("qsimd/lib/*") + glob.glob("qsimd/include/*")):
+        z.write(f)
+PY
+) && python3 "$SRC/.ci/size_gate.py" "$WORK/gate"
+
 log "building tests/c/test_neon.c"
 (cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
     -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/kernels tests/c/test_neon.c \

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Portability and packaging checks that need no Docker:
 #  - the C core and the C example with clang (run), mingw-w64 for Windows (compile + link),
-#    and the aarch64 cross gcc (run under qemu when the ARM environment exists);
+#    the aarch64 cross gcc (run under qemu when the ARM environment exists) and the armv7
+#    (32-bit ARM, hard float) cross gcc: scalar kernels, run under qemu-arm;
+#  - the CMake library cross-built for aarch64 (scalar + NEON), the example linked statically
+#    against it through find_package(qsimd): stripped, at most 0.4 MB;
+#  - the size gate (.ci/size_gate.py) on the wheel that python -m build makes;
 #  - python -m build (sdist, then the wheel from it), auditwheel's manylinux verdict, that wheel
 #    tested in a fresh venv with the sdist's tests, and cibuildwheel's build matrix for linux,
 #    macos, windows.
@@ -15,38 +19,39 @@ need=()
 command -v clang >/dev/null || need+=(clang)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v arm-linux-gnueabihf-gcc >/dev/null || need+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
+command -v qemu-arm-static >/dev/null || need+=(qemu-user-static)
+command -v cmake >/dev/null || need+=(cmake)
 if [ ${#need[@]} -gt 0 ]; then
     echo "-- apt-get install ${need[*]}"
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-core="csrc/cpu.c csrc/dispatch.c csrc/ops/common.c csrc/ops/quantize.c csrc/ops/dequantize.c csrc/ops/dynamic.c csrc/ops/parallel.c csrc/kernels/scalar.c"
+. .ci/clib.sh   # qsimd_sources: csrc/sources.txt, the list CMake and setup.py read
 warn="-std=c99 -O2 -ffp-contract=off -Wall -Wextra -Werror"
 
 # build_lib CC OUT ARCH: compile the core with per-file ISA flags into a static library
 build_lib() {
-    local cc=$1 out=$2 arch=$3 objs=() defs=()
+    local cc=$1 out=$2 arch=$3 objs=() defs=() groups=core line f flags
     mkdir -p "$out"
-    local files=($core)
     if [ "$arch" = x86 ] && [ -f csrc/kernels/avx2.c ]; then
         defs=(-DQSIMD_HAVE_X86=1)
-        files+=(csrc/kernels/sse41.c csrc/kernels/avx2.c csrc/kernels/avx512.c)
+        groups="core sse41 avx2 avx512"
     elif [ "$arch" = arm64 ] && [ -f csrc/kernels/neon.c ]; then
         defs=(-DQSIMD_HAVE_NEON=1)
-        files+=(csrc/kernels/neon.c)
+        groups="core neon"
     fi
-    for f in "${files[@]}"; do
-        local flags=""
-        case "$f" in
-            */sse41.c) flags="-msse4.1" ;;
-            */avx2.c) flags="-mavx2 -mfma -mf16c" ;;
-            */avx512.c) flags="-mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c" ;;
-        esac
+    # shellcheck disable=SC2086
+    while read -r line; do
+        f=${line%% *}
+        flags=""
+        [ "$f" = "$line" ] || flags=${line#* }
         local o="$out/$(echo "$f" | tr / _).o"
-        $cc $warn $flags "${defs[@]}" -D_GNU_SOURCE -Icsrc/include -Icsrc -c "$f" -o "$o"
+        # shellcheck disable=SC2086
+        $cc $warn $flags "${defs[@]}" -D_GNU_SOURCE -Icsrc/include -Icsrc -c "csrc/$f" -o "$o"
         objs+=("$o")
-    done
+    done < <(qsimd_sources . $groups)
     ar rcs "$out/libqsimd.a" "${objs[@]}"
 }
 
@@ -71,6 +76,35 @@ if command -v qemu-aarch64-static >/dev/null; then
     done
 fi
 
+echo "-- armv7 (32-bit ARM, hard float) cross gcc: C core (scalar kernels) + example"
+build_lib arm-linux-gnueabihf-gcc "$tmp/armv7" other
+arm-linux-gnueabihf-gcc $warn -static -Icsrc/include examples/c/quantize_image.c \
+    -o "$tmp/armv7/example" "$tmp/armv7/libqsimd.a" -lm -pthread
+if command -v qemu-arm-static >/dev/null; then
+    QEMU_CPU=cortex-a7 qemu-arm-static "$tmp/armv7/example" | head -1 | sed "s/^/   cortex-a7: /"
+fi
+
+echo "-- CMake, cross-built for aarch64 (scalar + NEON): the example through find_package, static"
+cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64
+       -DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_BUILD_TYPE=Release)
+cmake -S csrc -B "$tmp/cm-a64" "${cross[@]}" -DQSIMD_BUILD_SHARED=OFF >"$tmp/cmake.log" 2>&1 &&
+    cmake --build "$tmp/cm-a64" -j2 >>"$tmp/cmake.log" 2>&1 &&
+    cmake --install "$tmp/cm-a64" --prefix "$tmp/a64" >>"$tmp/cmake.log" 2>&1 &&
+    cmake -S examples/c -B "$tmp/cm-a64-ex" "${cross[@]}" -DCMAKE_PREFIX_PATH="$tmp/a64" \
+        -DCMAKE_FIND_ROOT_PATH="$tmp/a64" >>"$tmp/cmake.log" 2>&1 &&
+    cmake --build "$tmp/cm-a64-ex" >>"$tmp/cmake.log" 2>&1 || { tail -30 "$tmp/cmake.log"; exit 1; }
+grep -q "qsimd 0.1.0 with scalar;neon" "$tmp/cmake.log"
+aarch64-linux-gnu-strip -o "$tmp/a64-example" "$tmp/cm-a64-ex/quantize_image"
+size=$(stat -c %s "$tmp/a64-example")
+echo "   stripped example (static libqsimd, scalar + NEON): $size bytes (budget 400000)"
+[ "$size" -le 400000 ] || { echo "over budget" >&2; exit 1; }
+bad=$(aarch64-linux-gnu-nm -g --defined-only "$tmp/a64/lib/libqsimd.a" | awk 'NF == 3 && $3 !~ /^qsimd_/')
+[ -z "$bad" ] || { echo "libqsimd.a globals without the qsimd_ prefix: $bad" >&2; exit 1; }
+if command -v qemu-aarch64-static >/dev/null; then
+    QEMU_LD_PREFIX=/usr/aarch64-linux-gnu qemu-aarch64-static "$tmp/a64-example" | head -1 |
+        sed "s/^/   /"
+fi
+
 echo "-- python -m build (sdist + wheel)"
 python -m pip install -q build auditwheel cibuildwheel
 python -m build -o "$tmp/dist" . >"$tmp/build.log" 2>&1 || { tail -30 "$tmp/build.log"; exit 1; }
@@ -80,6 +114,12 @@ auditwheel show "$tmp"/dist/*.whl | tee "$tmp/aw.txt"
 grep -q "manylinux_" "$tmp/aw.txt"
 unzip -l "$tmp"/dist/*.whl | grep -E "qsimd/(include/qsimd.h|lib/libqsimd.a)" >/dev/null \
     && echo "   wheel ships qsimd.h and libqsimd.a"
+echo "-- size gate (budgets, no debug info, exported and global symbols)"
+python .ci/size_gate.py "$tmp"/dist/*.whl
+echo "-- no RUNPATH in the extension"
+unzip -q -o "$tmp"/dist/*.whl 'qsimd/_core*' -d "$tmp/whl"
+if readelf -d "$tmp"/whl/qsimd/_core*.so | grep -E "RPATH|RUNPATH"; then exit 1; fi
+echo "   none"
 
 # python -m build made the wheel from the unpacked sdist, so the sdist alone builds; that
 # wheel, installed with the test extra in a fresh venv, must pass the sdist's own tests

@@ -21,13 +21,18 @@ typedef struct isa_entry {
     unsigned needs;   /* QSIMD_CPU_* bits that must all be present */
 } isa_entry;
 
-/* Best last. Only the current architecture's tables are compiled in. */
+/* Best last. Only the current architecture's tables are compiled in; a build may leave
+ * single x86 tiers out (QSIMD_NO_SSE41 / _AVX2 / _AVX512: CMake's QSIMD_ENABLE_* options). */
 static const isa_entry isas[] = {
     {"scalar", &qk_scalar_table, 0},
-#if defined(QSIMD_HAVE_X86)
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
     {"sse41", &qk_sse41_table, QSIMD_CPU_SSE41},
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
     {"avx2", &qk_avx2_table,
      QSIMD_CPU_SSE41 | QSIMD_CPU_AVX2 | QSIMD_CPU_FMA | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX},
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX512)
     {"avx512", &qk_avx512_table,
      QSIMD_CPU_SSE41 | QSIMD_CPU_AVX2 | QSIMD_CPU_FMA | QSIMD_CPU_F16C | QSIMD_CPU_OS_AVX |
          QSIMD_CPU_AVX512F | QSIMD_CPU_AVX512BW | QSIMD_CPU_AVX512DQ | QSIMD_CPU_AVX512VL |
@@ -41,8 +46,14 @@ static const isa_entry isas[] = {
 
 static const char *const isa_names[] = {
     "scalar",
-#if defined(QSIMD_HAVE_X86)
-    "sse41", "avx2", "avx512",
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
+    "sse41",
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
+    "avx2",
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX512)
+    "avx512",
 #endif
 #if defined(QSIMD_HAVE_NEON)
     "neon",

@@ -21,6 +21,7 @@ from ._api import (
     get_isa,
     get_library_dir,
     get_num_threads,
+    get_result_cache,
     pack,
     quantize_linear,
     set_isa,
@@ -36,6 +37,11 @@ _env_error = _core.env_isa_error()
 if _env_error is not None:
     raise RuntimeError(_env_error)
 del _env_error
+
+# the result cache's limit: QSIMD_RESULT_CACHE (a bad value is an error, as for QSIMD_ISA:
+# a limit silently ignored would defeat its purpose), else a default that fits the machine
+from . import _memory
+_core.set_result_cache(_memory.result_cache_at_import())
 
 __all__ = [
     "PackedTensor",
@@ -53,6 +59,7 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "set_result_cache",
+    "get_result_cache",
     "quark",
     "__version__",
 ]

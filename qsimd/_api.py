@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _core
+from . import _core, _pieces
 from ._dtypes import (
     CODE_TO_DTYPE,
     DQ_INPUT_CODES,
@@ -229,6 +229,17 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                             precision, packed, out, num_threads)
     if y is not None:   # None: some argument needs the work below
         return y
+    if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
+        pk = packed is True or (type(packed) in (int, np.bool_) and packed == 1)
+        bits = _pieces.packed_bits(output_dtype, zero_point) if pk else 0
+        r = None if pk and not bits else _pieces.run(
+            quantize_linear, x, scale, zero_point, axis, block_size, bits,
+            lambda dt: _output(out, ((x.size * bits + 7) // 8,) if bits else x.shape, dt,
+                               (x, scale, zero_point)),
+            output_dtype=output_dtype, saturate=saturate, precision=precision, packed=packed,
+            num_threads=num_threads)
+        if r is not None:
+            return _finish(*r)
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     limit = _param_limit(x.shape)
     scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
@@ -340,6 +351,12 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
         data, xt, like = _packed_input(x)
         return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
                            output_dtype, out, num_threads)
+    if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
+        r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
+                        lambda dt: _output(out, x.shape, dt, (x, scale, zero_point)),
+                        output_dtype=output_dtype, num_threads=num_threads)
+        if r is not None:
+            return _finish(*r)
     zp_code = None
     if isinstance(zero_point, np.ndarray):
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
@@ -382,6 +399,11 @@ def dynamic_quantize_linear(x, *, out=None):
     r = _core.dynamic_quantize_fast(x, out)
     if r is not None:
         return r
+    if _pieces.wanted(x) and x.dtype.newbyteorder("=") == _F32:
+        r = _pieces.dynamic(x, lambda: _output(out, x.shape, np.dtype(np.uint8), (x,)),
+                            quantize_linear, dynamic_quantize_linear)
+        if r is not None:
+            return _finish(r[0], r[1]), r[2], r[3]
     x, _ = _float_input(x, "x", (1,), False)
     y, user_out = _output(out, x.shape, np.dtype(np.uint8), (x,))
     scale, zp = _core.dynamic_quantize(x, y)
@@ -466,8 +488,8 @@ def set_num_threads(n: int) -> None:
 
 def set_result_cache(max_bytes: int) -> None:
     """Results of 1 MiB or more are allocated through a small cache: when NumPy frees one,
-    its memory is kept (at most two blocks, at most `max_bytes` in total; 256 MiB
-    initially) and the next result of a similar size reuses it, instead of fresh memory that
+    its memory is kept (at most two blocks, at most `max_bytes` in total; initially
+    QSIMD_RESULT_CACHE or 1/32 of the memory, at most 256 MiB: see get_result_cache()) and the next result of a similar size reuses it, instead of fresh memory that
     the OS must fault in and zero on first touch (for a large result that costs as much as
     computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
     cache off; any call frees the blocks kept so far."""
@@ -475,6 +497,13 @@ def set_result_cache(max_bytes: int) -> None:
     if n < 0:
         raise ValueError(f"max_bytes must be >= 0, got {n}")
     _core.set_result_cache(min(n, sys.maxsize))   # fits size_t everywhere
+
+
+def get_result_cache() -> int:
+    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import (bytes, or
+    with a K/M/G suffix), else 1/32 of the machine's (or container's) memory, at most
+    256 MiB; changed by set_result_cache()."""
+    return _core.get_result_cache()
 
 
 def get_num_threads() -> int:

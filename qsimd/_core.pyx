@@ -528,6 +528,7 @@ cdef extern from *:
     #include "pythread.h"
     #if defined(__linux__)
     #include <sys/mman.h>
+    #include <unistd.h>
     #endif
     #define QS_CACHE_MIN ((size_t)1 << 20)
     #define QS_CACHE_SLOTS 2
@@ -535,7 +536,17 @@ cdef extern from *:
     /* blocks kept, oldest first */
     static struct { void *p; size_t n; } qs_cache[QS_CACHE_SLOTS];
     static int qs_ncache;
-    static size_t qs_cache_limit = (size_t)256 << 20;   /* bytes kept at most */
+    static size_t qs_cache_limit = 0;   /* bytes kept at most; set at import (qsimd/_memory.py) */
+    /* madvise needs a page-aligned start: 4 KiB on most systems, 16 KiB or 64 KiB on some
+     * ARM kernels (a Pi 5), where a 4096-byte alignment fails with EINVAL. Set at import. */
+    static size_t qs_page = 4096;
+    static void qs_init_page(void)
+    {
+    #if defined(__linux__)
+        long v = sysconf(_SC_PAGESIZE);
+        if (v > 0) qs_page = (size_t)v;
+    #endif
+    }
 
     static void *qs_h_malloc(void *ctx, size_t size)
     {
@@ -561,8 +572,9 @@ cdef extern from *:
         /* as NumPy's own allocator: large blocks on huge pages where the system allows,
          * a fraction of the page faults on first touch */
         if (p && size >= ((size_t)1 << 22)) {
-            size_t off = (4096 - (size_t)((uintptr_t)p % 4096)) % 4096;
-            madvise((char *)p + off, size - off, MADV_HUGEPAGE);
+            size_t page = qs_page;
+            size_t off = (page - (size_t)((uintptr_t)p % page)) % page;
+            if (off < size) madvise((char *)p + off, size - off, MADV_HUGEPAGE);
         }
     #endif
         return p;
@@ -636,6 +648,8 @@ cdef extern from *:
     PyThread_type_lock qs_cache_lock
     PyThread_type_lock PyThread_allocate_lock()
     size_t QS_CACHE_MIN
+    size_t qs_page
+    void qs_init_page()
     void qs_cache_set_limit(size_t limit) nogil
     size_t qs_cache_get_limit()
     int qs_cache_sizes(size_t *sizes)
@@ -647,6 +661,7 @@ cdef extern from "numpy/arrayobject.h":
 from cpython.pycapsule cimport PyCapsule_New
 
 qs_cache_lock = PyThread_allocate_lock()
+qs_init_page()
 cdef object _handler = PyCapsule_New(qs_handler_ptr, "mem_handler", NULL)
 
 
@@ -678,6 +693,15 @@ def new_result(tuple shape, cnp.dtype dtype):
 
 def set_result_cache(size_t limit):
     qs_cache_set_limit(limit)
+
+
+def get_result_cache():
+    return qs_cache_get_limit()
+
+
+def page_size():
+    """The page size madvise aligns to: for tests."""
+    return qs_page
 
 
 def result_cache_info():

@@ -115,3 +115,90 @@ def test_arrays_behave_as_numpy_arrays():
     assert y.shape == (4096, 512) and int(y[0, 0]) == 2
     z = np.copy(y)
     assert z.flags.owndata and np.array_equal(z, y)
+
+
+# --- the limit at import: QSIMD_RESULT_CACHE, else a default that fits the machine ---------
+
+import os
+import subprocess
+import sys
+
+from qsimd import _memory
+
+
+def _run(code, **env):
+    e = dict(os.environ)
+    e.pop("QSIMD_RESULT_CACHE", None)
+    e.update(env)
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=e, timeout=300)
+    except OSError as err:   # an emulated interpreter (qemu-user without binfmt_misc)
+        pytest.skip(f"cannot start another interpreter here: {err}")
+
+
+def test_default_fits_the_machine():
+    # a 1 GB board: 32 MiB; a 64 MiB one: off; a big server: 256 MiB at most
+    assert _memory.default_result_cache(1 << 30) == 32 * MiB
+    assert _memory.default_result_cache(64 * MiB) == 0
+    assert _memory.default_result_cache(64 << 30) == 256 * MiB
+    mem = _memory.physical_memory()
+    limit = _memory.default_result_cache()
+    if mem:
+        assert 0 <= limit <= mem // 32
+    assert limit <= 256 * MiB
+    r = _run("import qsimd; print(qsimd.get_result_cache())")   # what import sets
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == limit
+
+
+@pytest.mark.parametrize("text, want", [
+    ("0", 0), ("8M", 8 * MiB), ("8m", 8 * MiB), ("8MiB", 8 * MiB), ("8 MB", 8 * MiB),
+    ("512K", 512 << 10), ("1G", 1 << 30), ("1.5G", 3 << 29), ("123456", 123456),
+    (" 64M ", 64 * MiB)])
+def test_parse_size(text, want):
+    assert _memory.parse_size(text) == want
+
+
+@pytest.mark.parametrize("text", ["-1", "8X", "M", "eight", "8 M B", "0x10"])
+def test_parse_size_rejects(text):
+    with pytest.raises(ValueError, match="QSIMD_RESULT_CACHE"):
+        _memory.parse_size(text)
+
+
+def test_bad_environment_value_is_an_error_at_import():
+    r = _run("import qsimd", QSIMD_RESULT_CACHE="lots")
+    assert r.returncode != 0 and "QSIMD_RESULT_CACHE='lots' is not a size" in r.stderr
+
+
+def test_page_size_for_madvise():
+    page = _core.page_size()
+    assert page >= 4096 and page & (page - 1) == 0
+    if hasattr(os, "sysconf"):
+        assert page == os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_env_limit_bounds_resident_memory():
+    """QSIMD_RESULT_CACHE=8M: two freed 64M-element results (256 MiB each) are given back."""
+    code = r"""
+import gc, os, numpy as np, qsimd
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+q = np.ones(64 << 20, np.uint8)
+qsimd.dequantize_linear(q[:1 << 20], np.float32(0.5))   # first-call setup outside the window
+gc.collect()
+before = rss()
+a = qsimd.dequantize_linear(q, np.float32(0.5))
+b = qsimd.dequantize_linear(q, np.float32(0.25), np.uint8(1))
+assert a.nbytes == 256 << 20 and float(b[0]) == 0.0
+del a, b
+gc.collect()
+print(qsimd.get_result_cache(), before, rss())
+"""
+    r = _run(code, QSIMD_RESULT_CACHE="8M")
+    assert r.returncode == 0, r.stderr
+    limit, before, after = map(int, r.stdout.split())
+    assert limit == 8 * MiB
+    assert after - before <= 16 * MiB, (before >> 20, after >> 20)
