@@ -35,8 +35,6 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_max_i(vi a, vi b) { return _mm256_max_epi32(a, b); }
 static inline vi qv_min_i(vi a, vi b) { return _mm256_min_epi32(a, b); }
-static inline vf qv_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
-static inline vf qv_and(vf a, vf b) { return _mm256_and_ps(a, b); }
 
 static inline vf qv_load_x(int xk, const void *x)
 {

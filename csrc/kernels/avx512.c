@@ -43,14 +43,6 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_max_i(vi a, vi b) { return _mm512_max_epi32(a, b); }
 static inline vi qv_min_i(vi a, vi b) { return _mm512_min_epi32(a, b); }
-static inline vf qv_xor(vf a, vf b)
-{
-    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
-static inline vf qv_and(vf a, vf b)
-{
-    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
 
 static inline vf qv_load_x(int xk, const void *x)
 {

@@ -16,7 +16,7 @@
  * the same correctly rounded division, the same rounding to float16 / bfloat16, the same
  * clamp (max/min ordered so that NaN picks the low bound, as the scalar `q > lo ? q : lo`),
  * and a round-to-nearest-even conversion of an already clamped value.
- * With FMA (QV_HAVE_FMA: qv_fmadd, qv_fnmadd, qv_max_i, qv_min_i, qv_xor, qv_and) the
+ * With FMA (QV_HAVE_FMA: qv_fmadd, qv_fnmadd, qv_max_i, qv_min_i) the
  * division is replaced by the exact reciprocal form of docs/EXACT-DIVISION.md: it rounds to
  * the same integer as the true quotient whenever the operator layer passes reciprocals
  * (p->rscale); runs without them go to the scalar kernel, which divides.
