@@ -255,6 +255,37 @@ int qs_valid_cut(const qs_plan *p, size_t cut, unsigned per_byte)
     return 1;   /* one entry per run, or one entry per element */
 }
 
+/* A valid cut at or after `want` (the first few candidates are tried), else `limit`. */
+typedef struct { const qs_plan *plan; unsigned per_byte; } cut_ctx;
+
+static size_t next_cut(const void *ctx, size_t want, size_t limit)
+{
+    const cut_ctx *c = (const cut_ctx *)ctx;
+    const qs_plan *p = c->plan;
+    size_t row = 0, off = want, period = limit, step = 1;   /* per-tensor: any element */
+    if (p->kind == QS_PER_AXIS) {
+        step = p->inner;             /* channel starts */
+    } else if (p->kind == QS_BLOCKED && p->inner == 1) {
+        period = p->d; step = p->b;  /* block starts inside each row */
+        row = want / period; off = want % period;
+    }
+    off = (off + step - 1) / step * step;
+    for (int tries = 0; tries < 16; tries++) {
+        if (off >= period) { row++; off = 0; }
+        size_t cut = row * period + off;
+        if (cut >= limit) break;
+        if (qs_valid_cut(p, cut, c->per_byte)) return cut;
+        off += step;
+    }
+    return limit;
+}
+
+int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx)
+{
+    cut_ctx c = {plan, per_byte};
+    return qs_pool_run(plan->n, threads, next_cut, &c, fn, ctx);
+}
+
 /* Entries [e0, e0 + m) into the given arrays (NULL: not wanted). Each type has its own loop
  * so the common ones vectorise. */
 static void convert_scales(const qs_psrc *src, size_t e0, size_t m, float *f, double *f64)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "qsimd.h"
+#include "pool.h"
 
 #if defined(__MINGW32__)
 #define QS_PRINTF_FORMAT __MINGW_PRINTF_FORMAT
@@ -69,25 +70,13 @@ void qs_for_each_run_in(const qs_plan *plan, size_t a, size_t b, qs_run_fn fn, v
  * boundary, and no packed byte (per_byte elements) straddles the cut. */
 int qs_valid_cut(const qs_plan *plan, size_t cut, unsigned per_byte);
 
-/* Calls fn(ctx, index, a, b) for consecutive pieces [a, b) covering the plan's elements, on up
- * to `threads` threads (< 1: the process default; the caller's thread runs piece 0), cutting
- * only at valid places. Returns the number of pieces (at most 64), indexed 0.. in order. */
-typedef void (*qs_piece_fn)(void *ctx, int index, size_t a, size_t b);
+/* qs_pool_run over the plan's elements, cutting only where qs_valid_cut allows. */
 int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx);
-/* How many threads qs_parallel would use for n elements. */
-int qs_thread_count(size_t n, int threads);
-
-/* Process-wide default thread count (qsimd_set_num_threads), at least 1. */
-int qs_default_threads(void);
 
 /* Calls whose input and output together take at least this many bytes would not stay in the
  * caches: the kernels may write them with non-temporal stores (qk_qparams.stream). */
 #define QS_STREAM_BYTES ((size_t)32 << 20)
 int qs_stream(size_t in_bytes, size_t out_bytes);
-/* Orders the calling thread's non-temporal stores before its later stores: once at the end
- * of each piece of work of a streaming call (a fence per kernel run would stall on every
- * chunk of blocks). */
-void qs_fence_streams(void);
 
 /* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse

@@ -1,6 +1,6 @@
 /* Splitting one operator call across threads. Kernels are elementwise, so any split gives
- * the single-thread result as long as each piece starts on a parameter-entry boundary and no
- * packed byte is shared (qs_valid_cut).
+ * the single-thread result as long as each piece starts where the caller's cut function
+ * allows (for operators: on a parameter-entry boundary, no packed byte shared).
  *
  * Threads come from a pool started on first use and kept for the life of the process:
  * starting a thread per call costs 50-90 us on a VM, more than the work it would share at a
@@ -8,7 +8,8 @@
  * takes every piece no worker has taken yet, so a slow wake-up never makes it slower than
  * doing all the work alone; it then waits only for pieces a worker is running. Workers spin
  * briefly after a piece before sleeping, so calls in quick succession find them awake. */
-#include "common.h"
+#include "pool.h"
+#include "qsimd.h"
 #include "../cpu.h"
 
 #if defined(_WIN32)
@@ -187,27 +188,6 @@ static void grow_pool(int want)
     }
 }
 
-/* A valid cut at or after `want` (the first few candidates are tried), else `limit`. */
-static size_t next_cut(const qs_plan *p, size_t want, size_t limit, unsigned per_byte)
-{
-    size_t row = 0, off = want, period = limit, step = 1;   /* per-tensor: any element */
-    if (p->kind == QS_PER_AXIS) {
-        step = p->inner;             /* channel starts */
-    } else if (p->kind == QS_BLOCKED && p->inner == 1) {
-        period = p->d; step = p->b;  /* block starts inside each row */
-        row = want / period; off = want % period;
-    }
-    off = (off + step - 1) / step * step;
-    for (int tries = 0; tries < 16; tries++) {
-        if (off >= period) { row++; off = 0; }
-        size_t cut = row * period + off;
-        if (cut >= limit) break;
-        if (qs_valid_cut(p, cut, per_byte)) return cut;
-        off += step;
-    }
-    return limit;
-}
-
 int qs_thread_count(size_t n, int threads)
 {
     if (threads < 1) threads = qs_default_threads();
@@ -216,9 +196,9 @@ int qs_thread_count(size_t n, int threads)
     return threads < 1 ? 1 : threads;
 }
 
-int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx)
+int qs_pool_run(size_t n, int threads, qs_cut_fn cut, const void *cut_ctx, qs_piece_fn fn,
+                void *ctx)
 {
-    size_t n = plan->n;
     threads = qs_thread_count(n, threads);
     if (threads <= 1) {
         fn(ctx, 0, 0, n);
@@ -230,7 +210,7 @@ int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn
     if (pieces > QS_MAX_THREADS) pieces = QS_MAX_THREADS;
     if (pieces > n / QS_MIN_PIECE) pieces = n / QS_MIN_PIECE;
     for (size_t t = 0; t < pieces && a < n; t++) {
-        size_t b = t == pieces - 1 ? n : next_cut(plan, n / pieces * (t + 1), n, per_byte);
+        size_t b = t == pieces - 1 ? n : cut(cut_ctx, n / pieces * (t + 1), n);
         if (b <= a) continue;
         j.w[j.count].a = a; j.w[j.count].b = b; j.w[j.count].index = j.count;
         j.count++;
