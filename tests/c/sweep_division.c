@@ -13,7 +13,10 @@
  *
  *   sweep_division                      all 2^32 patterns, all scales (slow: run by hand)
  *   sweep_division --stride 256 --hard  what CI runs (make -C tests/c run)
- *   options: --stride N, --hard (the hard scales only), --only TABLE, --threads N
+ *   options: --stride N, --hard (the hard scales only), --only TABLE, --threads N,
+ *            --scales recip|divides (only the scales inside / outside the reciprocal range:
+ *            runs of the latter go to the scalar kernel from every FMA table, so one table's
+ *            full sweep covers them)
  * Prints per table and scale the patterns checked and the mismatches; exits 1 on any.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -228,15 +231,20 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
     uint64_t stride = 1;
-    int hard_only = 0, threads = 2;
+    int hard_only = 0, threads = 2, which = 0;   /* which: 0 all, 1 recip, 2 divides */
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--stride") && i + 1 < argc) stride = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--hard")) hard_only = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--scales") && i + 1 < argc && !strcmp(argv[i + 1], "recip"))
+            which = 1, i++;
+        else if (!strcmp(argv[i], "--scales") && i + 1 < argc && !strcmp(argv[i + 1], "divides"))
+            which = 2, i++;
         else {
-            fprintf(stderr, "usage: %s [--stride N] [--hard] [--only TABLE] [--threads N]\n",
+            fprintf(stderr, "usage: %s [--stride N] [--hard] [--only TABLE] [--threads N] "
+                            "[--scales recip|divides]\n",
                     argv[0]);
             return 2;
         }
@@ -273,6 +281,7 @@ int main(int argc, char **argv)
     time_t t0 = time(NULL);
     for (int si = 0; si < nscales; si++) {
         if (hard_only && !scales[si].hard) continue;
+        if (which && (qk_recip(scales[si].s) != 0.0f) != (which == 1)) continue;
         nsc++;
         uint64_t total = ((uint64_t)1 << 32) / stride;
         uint32_t chunks = (uint32_t)((total + CHUNK - 1) / CHUNK);
