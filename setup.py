@@ -210,7 +210,7 @@ ext = Extension(
     sources=["qsimd/_core.pyx"],
     include_dirs=[np.get_include(), "csrc/include", "csrc"],
     define_macros=define_macros,
-    depends=depends + CORE + list(KERNELS),
+    depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
     ["-O2", "-ffp-contract=off", "-fvisibility=hidden"]
     + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,
