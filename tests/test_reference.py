@@ -478,6 +478,38 @@ def test_quantize_lengths(isa, xt):
             run_quantize_case(xb, bs, bz, 0, b, code, None, None, f"n={n} b={b} {otn}")
 
 
+@pytest.mark.parametrize("xt", list(Q_IN_TYPES))
+def test_quantize_long_entries_mixed_signs(isa, xt):
+    """Entries that cover more than 256 elements (the chunk in which the FMA kernels handle a
+    negative scale), with scales of both signs one after another: per-axis with large inner
+    sizes and blocks longer than a chunk. The libFuzzer harness found AVX2/AVX-512 applying a
+    negative entry's scale past its end here."""
+    rng = np.random.default_rng(77)
+    cases = [((3, 300), 0, 0), ((2, 3, 520), 1, 0), ((4, 257), 0, 0),
+             ((2, 900), -1, 300), ((3, 1100), 1, 513)]
+    for i, (shape, axis, block) in enumerate(cases):
+        otn = list(OUT_TYPES)[i % len(OUT_TYPES)]
+        dt, code, qmin, qmax = OUT_TYPES[otn]
+        stn = list(Q_IN_TYPES)[i % 4]
+        ne = -(-shape[axis] // block) if block else shape[axis]
+        mag = _scales(rng, ne, Q_IN_TYPES[stn][0], None)
+        scale = (np.abs(mag.astype(np.float64)) * np.where(np.arange(ne) % 2, 1, -1))
+        scale = scale.astype(Q_IN_TYPES[stn][0])
+        if block:
+            sshape = list(shape)
+            sshape[axis] = ne
+            scale = np.broadcast_to(np.expand_dims(scale, [d for d in range(len(shape))
+                                                            if d != axis % len(shape)]),
+                                    sshape).copy()
+        zp = np.zeros(scale.shape, dt)
+        # the scale in its own type, so that _defined sees a float16 quotient overflow
+        full = ref_broadcast(scale, shape, axis, block)
+        q = _targets(rng, int(np.prod(shape)), 0, qmin, qmax).reshape(shape)
+        x = _defined(_to_type(q * full.astype(np.float64), Q_IN_TYPES[xt][0]), full)
+        run_quantize_case(x, scale, zp, axis, block, code, None, None,
+                          f"{shape} axis={axis} block={block} {otn}")
+
+
 @pytest.mark.parametrize("xtn", list(DQ_X_TYPES))
 def test_dequantize_lengths(isa, xtn):
     rng = np.random.default_rng(22)

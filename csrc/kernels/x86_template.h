@@ -640,7 +640,9 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
 #endif
     /* One call site per inlined driver keeps one copy of each in the table entry. */
     for (size_t a = 0; a < n;) {
-        size_t e = a / blk, b = blk >= n ? n : n - a < blk ? n : a + blk;
+        /* [a, b): the rest of entry e's elements (a is mid-entry after a chunk of a negative
+         * scale's elements: the end is the entry's, not a + blk) */
+        size_t e = a / blk, b = n - e * blk <= blk ? n : (e + 1) * blk;
         const qk_qparams *pp = p;
         const char *px = x;
         unsigned char *py = y;

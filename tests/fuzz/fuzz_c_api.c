@@ -244,6 +244,36 @@ static int call_op(int op, const tens *x, const tens *s, const tens *z, const te
     return qsimd_dynamic_quantize_linear(px, py, ys, yz, err);
 }
 
+/* What a failing call was, on stderr, so that a crash report can be read without a debugger. */
+static void describe_tensor(const char *name, const tens *t)
+{
+    fprintf(stderr, "  %s: %s dtype %d ndim %d packed %d shape", name,
+            t->present ? "present" : "absent", (int)t->t.dtype, (int)t->t.ndim, (int)t->t.packed);
+    for (int i = 0; i < t->t.ndim && i < 8 && t->t.shape; i++)
+        fprintf(stderr, " %lld", (long long)t->t.shape[i]);
+    fprintf(stderr, " (%zu bytes)", t->bytes);
+    for (size_t i = 0; i < t->bytes && i < 16; i++) fprintf(stderr, " %02x", t->data[i]);
+    fprintf(stderr, "\n");
+}
+
+static void describe(int op, const tens *x, const tens *s, const tens *z, const tens *y,
+                     const void *opt)
+{
+    fprintf(stderr, "fuzz_c_api: op %d\n", op);
+    describe_tensor("x", x); describe_tensor("scale", s);
+    describe_tensor("zero_point", z); describe_tensor("y", y);
+    if (opt && op == 0) {
+        const qsimd_quantize_options *q = (const qsimd_quantize_options *)opt;
+        fprintf(stderr, "  axis %lld block %lld saturate %d precision %d threads %d\n",
+                (long long)q->axis, (long long)q->block_size, (int)q->saturate,
+                (int)q->precision, (int)q->num_threads);
+    } else if (opt && op == 1) {
+        const qsimd_dequantize_options *q = (const qsimd_dequantize_options *)opt;
+        fprintf(stderr, "  axis %lld block %lld threads %d\n", (long long)q->axis,
+                (long long)q->block_size, (int)q->num_threads);
+    }
+}
+
 static void run_op(int op, tens *x, tens *s, tens *z, tens *y, const void *opt, int null_outs)
 {
     qsimd_error err;
@@ -280,7 +310,14 @@ static void run_op(int op, tens *x, tens *s, tens *z, tens *y, const void *opt, 
         uint8_t yz2 = 78;
         int rc2 = call_op(op, x, s, z, y, opt, &ys2, &yz2, &err);
         if (rc2 != QSIMD_OK) fail("an ISA refused a call another accepted");
-        if (y->bytes && memcmp(first, y->data, y->bytes) != 0) fail("ISAs disagree on y");
+        if (y->bytes && memcmp(first, y->data, y->bytes) != 0) {
+            size_t k = 0;
+            while (first[k] == y->data[k]) k++;
+            describe(op, x, s, z, y, opt);
+            fprintf(stderr, "  y byte %zu: %s gives %02x, %s gives %02x\n", k, current,
+                    first[k], names[i], y->data[k]);
+            fail("ISAs disagree on y");
+        }
         if (op == 2 && (memcmp(&ys, &ys2, sizeof ys) != 0 || yz != yz2))
             fail("ISAs disagree on the dynamic scale / zero point");
     }
