@@ -84,7 +84,7 @@ lane_b_pid=$!
 failed=()
 echo "== robustness lane A: sanitizers, Python API fuzz (first half)"
 sq=(--quick); [ "${QSIMD_SAN_FULL:-0}" = 1 ] && sq=()
-timeout 420 bash "$here/sanitizers.sh" "${sq[@]}" --dir "$work" || failed+=("sanitizers")
+timeout 600 bash "$here/sanitizers.sh" "${sq[@]}" --dir "$work" || failed+=("sanitizers")
 touch "$work/lane_a_done"
 if [ -f "$work/asan/built" ]; then
     timeout 300 bash "$here/fuzz.sh" --seconds 0 --calls "$half" --seed "$seed" --dir "$work" \
