@@ -10,6 +10,7 @@
 #include "x86_bytes.h"
 
 #define QV_W 8
+#define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1
 
@@ -287,6 +288,28 @@ static inline void qv_stream64(void *y, const void *src)
 {
     _mm256_stream_si256((__m256i *)y, _mm256_loadu_si256((const __m256i *)src));
     _mm256_stream_si256((__m256i *)y + 1, _mm256_loadu_si256((const __m256i *)src + 1));
+}
+
+/* float6 codes (x86_fp8.h), as avx512.c's qv_to_f6: t = min(|qm|, max) scaled by 2^(m - E),
+ * E = max(exponent of t, emin), and rounded by the conversion (MXCSR: nearest-even, as
+ * qv_cvt); the code is that integer plus (E - emin) << m. Sign from qs; NaN qs gives the zero
+ * of the opposite sign. */
+static inline vi qv_to_f6(vf qm, vf qs, int fmt)
+{
+    const int m = (int)qk_fp_man(fmt), emin = 1 - qk_fp_bias(fmt);
+    const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
+    const __m256i ebits = _mm256_set1_epi32((127 + emin) << 23), six = _mm256_set1_epi32(0x20);
+    __m256 t = _mm256_min_ps(_mm256_and_ps(qm, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
+                             _mm256_set1_ps(top));   /* NaN -> top */
+    __m256i ec = _mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(t),
+                                                   _mm256_set1_epi32(0x7f800000)), ebits);
+    __m256 f = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32((254 + m) << 23), ec));
+    __m256i c = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(t, f)),
+                                 _mm256_srli_epi32(_mm256_sub_epi32(ec, ebits), 23 - m));
+    __m256i sg = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(qs), 26), six);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(qs, qs, _CMP_UNORD_Q));
+    sg = _mm256_xor_si256(sg, _mm256_and_si256(nan, six));
+    return _mm256_or_si256(_mm256_andnot_si256(nan, c), sg);
 }
 
 /* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */

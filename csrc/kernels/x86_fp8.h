@@ -88,6 +88,19 @@ QF_COLD void qf_quant_part(int yk, const float *x, unsigned char *y, size_t a, s
 QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s, vf r, vf zf)
 {
     vf xv = qv_loadu_f(x), q;
+#if defined(QV_HAVE_F6)
+    if (qf_fmt_y(yk) == QK_FP_E2M3 || qf_fmt_y(yk) == QK_FP_E3M2) {
+        /* float6: the magnitude from q1 (NaN for x = +-inf: saturates), the sign and NaN from
+         * q0 = x * r, which has the quotient's signed zero and x's NaN */
+        if (rec) {
+            vf q0 = qv_mul(xv, r);
+            return qv_to_f6(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0, qf_fmt_y(yk));
+        }
+        q = qv_div(xv, s);
+        if (has_zf) q = qv_add_f(q, zf);
+        return qv_to_f6(q, q, qf_fmt_y(yk));
+    }
+#endif
     if (rec) {
         vf q0 = qv_mul(xv, r);
         q = qv_fix_recip(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0);
