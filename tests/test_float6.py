@@ -486,3 +486,66 @@ def test_packed_errors():
     assert qsimd.quantize_linear(x, 1.0, output_dtype="float6e3m2", packed=True,
                                  out=out) is out
     assert out.tobytes() == onnx_raw(x.astype(ml_dtypes.float6_e3m2fn))
+
+
+C_PROGRAM = r"""
+#include <stdio.h>
+#include <math.h>
+#include <qsimd.h>
+int main(void)
+{
+    float x[7] = {0.5f, -2.75f, 7.6f, INFINITY, NAN, -0.0f, 100.0f}, s = 1.0f;
+    unsigned char y[6] = {0}, u[7];
+    float back[7];
+    int64_t shape[1] = {7};
+    qsimd_error err;
+    for (int dt = QSIMD_FLOAT6E2M3; dt <= QSIMD_FLOAT6E3M2; dt++) {
+        qsimd_tensor tx = {x, QSIMD_FLOAT, 1, shape, 0}, ts = {&s, QSIMD_FLOAT, 0, NULL, 0};
+        qsimd_tensor tp = {y, dt, 1, shape, 1}, tu = {u, dt, 1, shape, 0};
+        qsimd_tensor tb = {back, QSIMD_FLOAT, 1, shape, 0};
+        if (qsimd_quantize_linear(&tx, &ts, NULL, NULL, &tp, &err) ||
+            qsimd_quantize_linear(&tx, &ts, NULL, NULL, &tu, &err) ||
+            qsimd_dequantize_linear(&tp, &ts, NULL, NULL, &tb, &err)) {
+            printf("error %s\n", err.message);
+            return 1;
+        }
+        for (int i = 0; i < 6; i++) printf("%02x", y[i]);
+        printf(" ");
+        for (int i = 0; i < 7; i++) printf("%02x", u[i]);
+        for (int i = 0; i < 7; i++) printf(" %g", back[i]);
+        printf("\n");
+    }
+    return 0;
+}
+"""
+
+
+def test_c_api(tmp_path):
+    """The C API: QSIMD_FLOAT6E2M3 / QSIMD_FLOAT6E3M2 descriptors, packed and one per byte,
+    built against the package's header and static library, against the reference."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    lib = os.path.join(qsimd.get_library_dir(), "libqsimd.a")
+    if sys.platform == "win32" or shutil.which(cc) is None or not os.path.exists(lib):
+        pytest.skip("needs a Unix C compiler and the package's static library")
+    src, exe = tmp_path / "f6.c", tmp_path / "f6"
+    src.write_text(C_PROGRAM)
+    subprocess.run([cc, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
+                    qsimd.get_include(), str(src), "-o", str(exe), lib, "-lm", "-pthread"],
+                   check=True, capture_output=True)
+    try:
+        out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True)
+    except OSError as e:
+        pytest.skip(f"cannot execute a compiled program here: {e}")
+    x = np.array([0.5, -2.75, 7.6, np.inf, np.nan, -0.0, 100.0], np.float32)
+    for line, (name, (dt, code)) in zip(out.stdout.splitlines(), F6.items()):
+        want = ref_q(x, np.array(np.float32(1)), output_dtype=code)
+        packed, unpacked, *vals = line.split()
+        assert bytes.fromhex(packed) == onnx_raw(want), name
+        assert bytes.fromhex(unpacked) == want.view(np.uint8).tobytes(), name
+        back = ref_dq(want, np.array(np.float32(1)))
+        assert [float(v) for v in vals] == back.tolist(), name
