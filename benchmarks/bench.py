@@ -276,6 +276,32 @@ def case_dequant_fp(n, in_name, packed=False, use_out=True):
     return ours, peers, floor_fn(n if not packed else max(1, n // 2), 4 * n), n
 
 
+def case_quant_f6(n, out_name, packed=True, use_out=True):
+    """f32 -> float6e2m3 / float6e3m2 (opset 28) per-tensor, no zero point, packed 4 codes in
+    3 bytes. The NumPy peer is the ml_dtypes cast plus onnx.numpy_helper's 6-bit packing;
+    onnxruntime has no float6 kernels (1.32: "MLDataType ... not registered")."""
+    from onnx import numpy_helper
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    ydt = np.dtype({"float6e2m3": ml_dtypes.float6_e2m3fn,
+                    "float6e3m2": ml_dtypes.float6_e3m2fn}[out_name])
+    scale = np.array(0.05, np.float32)
+    nbytes = (n * 6 + 7) // 8 if packed else n
+    out = np.empty((nbytes,), np.uint8) if packed else np.empty((n,), ydt)
+    if use_out:
+        ours = lambda: qsimd.quantize_linear(x, scale, output_dtype=out_name,  # noqa: E731
+                                             packed=packed, out=out)
+    else:
+        ours = lambda: qsimd.quantize_linear(x, scale, output_dtype=out_name,  # noqa: E731
+                                             packed=packed)
+    if packed:
+        peers = {"numpy": lambda: numpy_helper._pack_6bit((x / scale).astype(ydt).view(np.uint8))}
+    else:
+        peers = {"numpy": lambda: (x / scale).astype(ydt)}
+    # floor: the one-byte-per-element copy (no copy has the 16:3 ratio; it writes n, not 3n/4)
+    return ours, peers, floor_fn(4 * n, n), n
+
+
 def case_dynamic(n, use_out=True):
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n).astype(np.float32)
@@ -315,6 +341,8 @@ CASES = {
     "dq_e4m3": ("dequantize float8e4m3fn->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float8e4m3fn", use_out=o)),
     "q_f4p": ("quantize f32->float4e2m1 packed per-tensor", lambda n, o: case_quant_fp(n, "float4e2m1", packed=True, use_out=o)),
     "dq_f4p": ("dequantize float4e2m1 packed->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float4e2m1", packed=True, use_out=o)),
+    "q_f6e2m3p": ("quantize f32->float6e2m3 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e2m3", use_out=o)),
+    "q_f6e3m2p": ("quantize f32->float6e3m2 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e3m2", use_out=o)),
 }
 PEERS = ("numpy", "onnxruntime", "torch")
 

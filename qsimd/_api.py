@@ -205,14 +205,16 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     along `axis` (blocked).
     zero_point: None, or scale's shape; its dtype is the output type.
     output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
-    types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored)
-    and float4_e2m1fn (zero point added in float, saturates at +-6); AMD Quark's int32,
+    types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored),
+    float4_e2m1fn (zero point added in float, saturates at +-6) and, from opset 28,
+    float6_e2m3fn / float6_e3m2fn (as float4, saturating at +-7.5 / +-28); AMD Quark's int32,
     uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
     integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
     saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
     values that round past it become inf (e5m2) or NaN.
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
-    packed: for 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes array.
+    packed: for 6-, 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes
+    array (6-bit: 4 codes in 3 bytes, element 0 in the lowest bits).
     out: an array of exactly the result's shape and dtype to write into (any layout; a
     big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
     zero_point, partly or exactly (in place): the result is then computed into a temporary
@@ -271,7 +273,7 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     block_size = _attr64(block_size, "block_size")
     packed = _flag(packed, "packed")
     if packed and yt not in SUBBYTE_BITS:
-        raise ValueError(f"packed=True needs a 4- or 2-bit output type, not {name_of(yt)}")
+        raise ValueError(f"packed=True needs a 6-, 4- or 2-bit output type, not {name_of(yt)}")
     if packed:
         bits = SUBBYTE_BITS[yt]
         shape = ((x.size * bits + 7) // 8,)
@@ -286,11 +288,12 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
 
 
 class PackedTensor(NamedTuple):
-    """4- or 2-bit data in the ONNX raw layout (element 0 in the lowest bits, zero padding),
+    """6-, 4- or 2-bit data in the ONNX raw layout (element 0 in the lowest bits, zero padding;
+    6-bit codes 4 in 3 bytes),
     with its element type and logical shape: what ``quantize_linear(..., packed=True)``
     returns as `data`. ``dequantize_linear`` reads it directly, without unpacking first."""
     data: np.ndarray   # uint8, ceil(n * bits / 8) bytes
-    dtype: object      # int4, uint4, int2, uint2 or float4_e2m1fn (any spelling)
+    dtype: object      # int4, uint4, int2, uint2, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn
     shape: tuple
 
 
@@ -300,7 +303,8 @@ _core.setup_fast(PackedTensor)
 def _packed_input(x: PackedTensor):
     code = resolve(x.dtype, "x.dtype")
     if code not in SUBBYTE_BITS:
-        raise TypeError(f"x.dtype must be int4, uint4, int2, uint2 or float4_e2m1fn, got "
+        raise TypeError(f"x.dtype must be int4, uint4, int2, uint2, float4_e2m1fn, "
+                        f"float6_e2m3fn or float6_e3m2fn, got "
                         f"{name_of(code)}")
     data = x.data
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -330,15 +334,16 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
 
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
-    point absent or zero) and float4_e2m1fn (zero point ignored) as ml_dtypes arrays, a
-    PackedTensor of 4- or 2-bit data, or AMD Quark's uint32, float16 and bfloat16
+    point absent or zero), float4_e2m1fn (zero point ignored) and float6_e2m3fn /
+    float6_e3m2fn (``(float32(x) - float32(zero_point)) * scale``, opset 28) as ml_dtypes
+    arrays, a PackedTensor of 6-, 4- or 2-bit data, or AMD Quark's uint32, float16 and bfloat16
     (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
     when that is an array, else int32.
     scale: float32, float16, bfloat16 or float8_e8m0fnu.
     The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
     given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
     rounds them), as the ONNX reference does.
-    x may also be a PackedTensor (ONNX raw 4/2-bit bytes), read without unpacking.
+    x may also be a PackedTensor (ONNX raw 6/4/2-bit bytes), read without unpacking.
     out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
     packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
     call).
@@ -412,17 +417,30 @@ def dynamic_quantize_linear(x, *, out=None):
 
 
 def pack(a) -> np.ndarray:
-    """ml_dtypes int4 / uint4 / int2 / uint2 / float4_e2m1fn array -> ONNX raw bytes (uint8,
-    1-D): element 0 in the lowest bits, zero padding."""
+    """ml_dtypes int4 / uint4 / int2 / uint2 / float4_e2m1fn / float6_e2m3fn / float6_e3m2fn
+    array -> ONNX raw bytes (uint8, 1-D): element 0 in the lowest bits, zero padding; 6-bit
+    codes go 4 to 3 bytes (ceil(n * 6 / 8) bytes in all)."""
     if not isinstance(a, np.ndarray):
-        raise TypeError(f"a must be a numpy array with a 4- or 2-bit dtype, got {type(a).__name__}")
+        raise TypeError(f"a must be a numpy array with a 6-, 4- or 2-bit dtype, got "
+                        f"{type(a).__name__}")
     code = DTYPE_TO_CODE.get(a.dtype)
     if code not in SUBBYTE_BITS:
-        raise TypeError(f"a must have a 4- or 2-bit dtype (int4, uint4, int2, uint2, "
-                        f"float4_e2m1fn), got {a.dtype}")
+        raise TypeError(f"a must have a 6-, 4- or 2-bit dtype (int4, uint4, int2, uint2, "
+                        f"float4_e2m1fn, float6_e2m3fn, float6_e3m2fn), got {a.dtype}")
     bits = SUBBYTE_BITS[code]
-    per = 8 // bits
     codes = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & np.uint8((1 << bits) - 1)
+    if bits == 6:
+        n = codes.size
+        pad = (-n) % 4
+        if pad:
+            codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
+        c = codes.reshape(-1, 4)
+        outb = np.empty((c.shape[0], 3), np.uint8)   # the 24 bits of 4 codes, low byte first
+        outb[:, 0] = c[:, 0] | (c[:, 1] << np.uint8(6))
+        outb[:, 1] = (c[:, 1] >> np.uint8(2)) | (c[:, 2] << np.uint8(4))
+        outb[:, 2] = (c[:, 2] >> np.uint8(4)) | (c[:, 3] << np.uint8(2))
+        return outb.reshape(-1)[: (n * 6 + 7) // 8].copy()
+    per = 8 // bits
     pad = (-codes.size) % per
     if pad:
         codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
@@ -435,10 +453,11 @@ def pack(a) -> np.ndarray:
 
 def unpack(data, dtype, shape) -> np.ndarray:
     """ONNX raw bytes -> ml_dtypes array of `dtype` (int4, uint4, int2, uint2,
-    float4_e2m1fn) and `shape`. `data` must hold exactly ceil(n * bits / 8) bytes."""
+    float4_e2m1fn, float6_e2m3fn, float6_e3m2fn) and `shape`. `data` must hold exactly
+    ceil(n * bits / 8) bytes."""
     code = resolve(dtype, "dtype")
     if code not in SUBBYTE_BITS:
-        raise TypeError(f"dtype must be a 4- or 2-bit type, got {name_of(code)}")
+        raise TypeError(f"dtype must be a 6-, 4- or 2-bit type, got {name_of(code)}")
     if isinstance(data, (bytes, bytearray, memoryview)):
         b = np.frombuffer(data, dtype=np.uint8)
     else:
@@ -458,13 +477,23 @@ def unpack(data, dtype, shape) -> np.ndarray:
     for d in shape:
         n *= d
     bits = SUBBYTE_BITS[code]
-    per = 8 // bits
     need = (n * bits + 7) // 8
     if b.size != need:
         raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
                          f"needs {need}")
-    shifts = np.arange(0, 8, bits, dtype=np.uint8)
-    codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
+    if bits == 6:
+        g = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
+        g[: b.size] = b
+        g = g.reshape(-1, 3)
+        codes = np.empty((g.shape[0], 4), np.uint8)
+        codes[:, 0] = g[:, 0] & np.uint8(0x3F)
+        codes[:, 1] = (g[:, 0] >> np.uint8(6)) | ((g[:, 1] & np.uint8(0x0F)) << np.uint8(2))
+        codes[:, 2] = (g[:, 1] >> np.uint8(4)) | ((g[:, 2] & np.uint8(0x03)) << np.uint8(4))
+        codes[:, 3] = g[:, 2] >> np.uint8(2)
+        codes = codes.reshape(-1)[:n]
+    else:
+        shifts = np.arange(0, 8, bits, dtype=np.uint8)
+        codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
     return np.ascontiguousarray(codes).view(CODE_TO_DTYPE[code]).reshape(shape)
 
 

@@ -25,6 +25,8 @@ CODE_TO_DTYPE = {
     24: np.dtype(ml_dtypes.float8_e8m0fnu),
     25: np.dtype(ml_dtypes.uint2),
     26: np.dtype(ml_dtypes.int2),
+    27: np.dtype(ml_dtypes.float6_e2m3fn),   # opset 28
+    28: np.dtype(ml_dtypes.float6_e3m2fn),
 }
 DTYPE_TO_CODE = {dt: code for code, dt in CODE_TO_DTYPE.items()}
 
@@ -34,12 +36,13 @@ _ONNX_NAMES = {
     "uint32": 12, "bfloat16": 16, "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19,
     "float8e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4e2m1": 23, "float8e8m0": 24,
     "uint2": 25, "int2": 26, "float32": 1, "half": 10, "float4e2m1fn": 23, "float8e8m0fnu": 24,
+    "float6e2m3": 27, "float6e3m2": 28, "float6e2m3fn": 27, "float6e3m2fn": 28,
 }
 # Codes ONNX defines that qsimd does not handle, for a precise message.
 _ONNX_OTHER = {0: "undefined", 7: "int64", 8: "string", 9: "bool", 11: "double",
                13: "uint64", 14: "complex64", 15: "complex128"}
 
-SUBBYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+SUBBYTE_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2, 27: 6, 28: 6}
 
 Q_INPUT_CODES = (1, 10, 16, 6)            # float32, float16, bfloat16, int32
 Q_SCALE_CODES = (1, 10, 16, 6, 24)        # + float8e8m0 (opset 24)
@@ -48,13 +51,16 @@ FLOAT_OUT_CODES = (1, 10, 16)
 INT_OUTPUT_CODES = (2, 3, 4, 5, 21, 22, 25, 26)
 FLOAT8_CODES = (17, 18, 19, 20)           # e4m3fn, e4m3fnuz, e5m2, e5m2fnuz
 FLOAT4_CODE = 23
+FLOAT6_CODES = (27, 28)                   # float6e2m3, float6e3m2 (opset 28)
 # AMD Quark's ExtendedQuantizeLinear / ExtendedDequantizeLinear add these to ONNX's types.
 QUARK_EXTRA_CODES = (6, 12, 10, 16)       # int32, uint32, float16, bfloat16
-Q_OUTPUT_CODES = INT_OUTPUT_CODES + FLOAT8_CODES + (FLOAT4_CODE,) + QUARK_EXTRA_CODES
-DQ_INPUT_CODES = INT_OUTPUT_CODES + (6, 12) + FLOAT8_CODES + (FLOAT4_CODE, 10, 16)
+Q_OUTPUT_CODES = INT_OUTPUT_CODES + FLOAT8_CODES + (FLOAT4_CODE,) + FLOAT6_CODES + \
+    QUARK_EXTRA_CODES
+DQ_INPUT_CODES = INT_OUTPUT_CODES + (6, 12) + FLOAT8_CODES + (FLOAT4_CODE,) + FLOAT6_CODES + \
+    (10, 16)
 DQ_OUTPUT_CODES = FLOAT_OUT_CODES + (24,)   # e8m0: the reference's output for an e8m0 scale
 # Zero points that are not integers: given as Python numbers they must be exact in the type.
-FLOAT_ZP_CODES = FLOAT8_CODES + (FLOAT4_CODE, 10, 16)
+FLOAT_ZP_CODES = FLOAT8_CODES + (FLOAT4_CODE,) + FLOAT6_CODES + (10, 16)
 INT_RANGE = {2: (0, 255), 3: (-128, 127), 4: (0, 65535), 5: (-32768, 32767), 6: (-2**31, 2**31 - 1),
              12: (0, 2**32 - 1), 21: (0, 15), 22: (-8, 7), 25: (0, 3), 26: (-2, 1)}
 

@@ -62,7 +62,9 @@ typedef enum qsimd_dtype {
     QSIMD_FLOAT4E2M1 = 23,
     QSIMD_FLOAT8E8M0 = 24,
     QSIMD_UINT2 = 25,
-    QSIMD_INT2 = 26
+    QSIMD_INT2 = 26,
+    QSIMD_FLOAT6E2M3 = 27,   /* opset 28 */
+    QSIMD_FLOAT6E3M2 = 28
 } qsimd_dtype;
 
 typedef enum qsimd_status {
@@ -80,9 +82,10 @@ typedef struct qsimd_error {
 } qsimd_error;
 
 /* A dense, C-contiguous tensor.
- * Sub-byte types (int4, uint4, int2, uint2, float4e2m1): with packed = 0 one element per
- * byte, code in the low bits (the ml_dtypes layout); with packed = 1 the ONNX raw layout,
- * element 0 in the lowest bits, ceil(n/2) or ceil(n/4) bytes, zero padding. */
+ * Sub-byte types (int4, uint4, int2, uint2, float4e2m1, float6e2m3, float6e3m2): with
+ * packed = 0 one element per byte, code in the low bits (the ml_dtypes layout); with
+ * packed = 1 the ONNX raw layout, element 0 in the lowest bits, ceil(n/2), ceil(n/4) or (6-bit:
+ * 4 codes in 3 bytes) ceil(n*6/8) bytes, zero padding. */
 typedef struct qsimd_tensor {
     void *data;
     int32_t dtype;          /* qsimd_dtype */
@@ -125,7 +128,9 @@ QSIMD_API void qsimd_dequantize_options_init(qsimd_dequantize_options *opt);
  *                 to nearest even, the zero point ignored; opt->saturate 1 clips to the finite
  *                 range, 0 turns values that round past it into inf (E5M2) or NaN;
  *               - FLOAT4E2M1 (packed or one per byte): x / scale + zero_point (in float),
- *                 rounded to nearest even, saturating at +-6;
+ *                 rounded to nearest even, saturating at +-6; FLOAT6E2M3 and FLOAT6E3M2
+ *                 (opset 28) likewise, saturating at +-7.5 and +-28, NaN -> the zero of
+ *                 the opposite sign;
  *               - AMD Quark: INT32, UINT32 (as the integer types, clamped in double), FLOAT16,
  *                 BFLOAT16 (x / scale + zero_point in float32, rounded to nearest even, not to
  *                 an integer).
@@ -144,6 +149,8 @@ QSIMD_API int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *s
  *               (x->packed selects the ONNX raw layout for 4/2-bit types);
  *               FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ (zero point NULL or
  *               all +-0, else QSIMD_ERR_VALUE); FLOAT4E2M1, packed or not (zero point ignored);
+ *               FLOAT6E2M3, FLOAT6E3M2, packed or not ((float32(x) - float32(zero_point)) *
+ *               scale, as ONNX's reference);
  *               AMD Quark FLOAT16, BFLOAT16: (float32(x) - float32(zero_point)) * scale.
  *   scale       FLOAT, FLOAT16, BFLOAT16 or FLOAT8E8M0, shaped as for quantize.
  *   zero_point  NULL, or scale's shape and x's dtype.

@@ -3,12 +3,14 @@
  * rounded on its own, as in scalar.c. The run drivers live in x86_template.h; this file is
  * only the vector layer. */
 #include <immintrin.h>
+#include <string.h>
 
 #include "kernels.h"
 #include "convert.h"
 #include "x86_bytes.h"
 
 #define QV_W 8
+#define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1
 
@@ -233,15 +235,15 @@ static inline vi qv_to_fp(vf q, int fmt, int sat)
     __m256i c = _mm256_blendv_epi8(
         cn, cs, _mm256_cmpgt_epi32(_mm256_set1_epi32((128 - bias) << 23), a));
     __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));   /* inf: via cn */
-    if (sat || fmt == QK_FP_E2M1)
+    if (sat || qk_fp_finite(fmt))
         c = _mm256_min_epi32(c, _mm256_set1_epi32(maxc));
     else
         c = _mm256_blendv_epi8(c, _mm256_set1_epi32(fmt == QK_FP_E5M2 ? 0x7c : 0x7f),
                                _mm256_cmpgt_epi32(c, _mm256_set1_epi32(maxc)));
-    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+    if (qk_fp_finite(fmt)) {   /* float4 / float6, no NaN: the zero of the opposite sign */
         c = _mm256_andnot_si256(nan, c);
         sign = _mm256_xor_si256(sign, _mm256_and_si256(nan, _mm256_set1_epi32((int32_t)0x80000000u)));
-        return _mm256_or_si256(c, _mm256_srli_epi32(sign, 28));
+        return _mm256_or_si256(c, _mm256_srli_epi32(sign, fmt == QK_FP_E2M1 ? 28 : 26));
     }
     c = _mm256_blendv_epi8(c, _mm256_set1_epi32(fmt == QK_FP_E5M2 ? 0x7e : 0x7f), nan);
     return _mm256_or_si256(c, _mm256_srli_epi32(sign, 24));
@@ -251,11 +253,11 @@ static inline vi qv_to_fp(vf q, int fmt, int sat)
 static inline vf qv_from_fp(vi c, int fmt)
 {
     const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
-    const int32_t sbit = fmt == QK_FP_E2M1 ? 0x8 : 0x80;
-    if (fmt == QK_FP_E2M1) c = _mm256_and_si256(c, _mm256_set1_epi32(0xf));   /* high bits ignored */
+    const int32_t sbit = (int32_t)qk_fp_sbit(fmt);
+    if (qk_fp_finite(fmt)) c = _mm256_and_si256(c, _mm256_set1_epi32(2 * sbit - 1));   /* high bits ignored */
     __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(sbit - 1));
     __m256i sign = _mm256_and_si256(c, _mm256_set1_epi32(sbit));
-    sign = fmt == QK_FP_E2M1 ? _mm256_slli_epi32(sign, 28) : _mm256_slli_epi32(sign, 24);
+    sign = _mm256_slli_epi32(sign, fmt == QK_FP_E2M1 ? 28 : qk_fp_finite(fmt) ? 26 : 24);
     __m256i normal = _mm256_add_epi32(_mm256_sllv_epi32(mag, _mm256_set1_epi32(23 - m)),
                                       _mm256_set1_epi32((127 - bias) << 23));
     __m256 unit = _mm256_castsi256_ps(_mm256_set1_epi32((127 + 1 - bias - m) << 23));
@@ -286,6 +288,77 @@ static inline void qv_stream64(void *y, const void *src)
 {
     _mm256_stream_si256((__m256i *)y, _mm256_loadu_si256((const __m256i *)src));
     _mm256_stream_si256((__m256i *)y + 1, _mm256_loadu_si256((const __m256i *)src + 1));
+}
+
+/* float6 codes (x86_fp8.h), as avx512.c's qv_to_f6: t = min(|qm|, max) scaled by 2^(m - E),
+ * E = max(exponent of t, emin), and rounded by the conversion (MXCSR: nearest-even, as
+ * qv_cvt); the code is that integer plus (E - emin) << m. Sign from qs; NaN qs gives the zero
+ * of the opposite sign. */
+static inline vi qv_to_f6(vf qm, vf qs, int fmt)
+{
+    const int m = (int)qk_fp_man(fmt), emin = 1 - qk_fp_bias(fmt);
+    const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
+    const __m256i ebits = _mm256_set1_epi32((127 + emin) << 23), six = _mm256_set1_epi32(0x20);
+    __m256 t = _mm256_min_ps(_mm256_and_ps(qm, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
+                             _mm256_set1_ps(top));   /* NaN -> top */
+    __m256i ec = _mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(t),
+                                                   _mm256_set1_epi32(0x7f800000)), ebits);
+    __m256 f = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32((254 + m) << 23), ec));
+    __m256i c = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(t, f)),
+                                 _mm256_srli_epi32(_mm256_sub_epi32(ec, ebits), 23 - m));
+    __m256i sg = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(qs), 26), six);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(qs, qs, _CMP_UNORD_Q));
+    sg = _mm256_xor_si256(sg, _mm256_and_si256(nan, six));
+    return _mm256_or_si256(_mm256_andnot_si256(nan, c), sg);
+}
+
+/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */
+static inline vf qv_fix_recip(vf q1, vf q0)
+{
+    return _mm256_blendv_ps(q1, q0, _mm256_cmp_ps(q1, _mm256_setzero_ps(), _CMP_EQ_UQ));
+}
+
+/* Packed float6 (x86_fp8.h): 4 codes -> c0 | c1 << 6 | c2 << 12 | c3 << 18, whose three
+ * low bytes are ONNX's group. maddubs pairs codes (c0 + 64 c1 < 2^12), madd pairs the pairs
+ * (+ 4096 x), a byte shuffle keeps three bytes of each dword. */
+static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, low first */
+{
+    __m128i w = _mm_maddubs_epi16(c, _mm_set1_epi16(0x4001));
+    __m128i d = _mm_madd_epi16(w, _mm_set1_epi32(0x10000001));
+    return _mm_shuffle_epi8(d, _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1,
+                                             -1));
+}
+
+/* QV_W codes (one per lane, < 64) -> 6 bytes */
+static inline void qv_store6_1(unsigned char *y, vi r)
+{
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    uint64_t v = (uint64_t)_mm_cvtsi128_si64(qv6_squeeze128(_mm_packus_epi16(w, w)));
+    memcpy(y, &v, 6);   /* x86 is little-endian */
+}
+
+/* 4 QV_W codes -> 24 bytes */
+static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3)
+{
+    __m256i p = _mm256_packus_epi16(_mm256_packs_epi32(r0, r1), _mm256_packs_epi32(r2, r3));
+    __m256i c = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm_storeu_si128((__m128i *)y, qv6_squeeze128(_mm256_castsi256_si128(c)));
+    uint64_t hi[2];   /* the second 12 bytes follow the first 12 */
+    _mm_storeu_si128((__m128i *)hi, qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
+    memcpy(y + 12, hi, 12);
+}
+
+/* 6 bytes -> QV_W codes: lane i gets bits 6i .. 6i+5 (each 128-bit half takes one group) */
+static inline vi qv_load6(const unsigned char *x)
+{
+    uint64_t v = 0;
+    memcpy(&v, x, 6);
+    __m256i b = _mm256_broadcastsi128_si256(_mm_cvtsi64_si128((long long)v));
+    __m256i g = _mm256_shuffle_epi8(b, _mm256_setr_epi8(0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 0,
+                                                        1, 2, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4,
+                                                        5, -1, 3, 4, 5, -1));
+    g = _mm256_srlv_epi32(g, _mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18));
+    return _mm256_and_si256(g, _mm256_set1_epi32(0x3f));
 }
 
 #include "x86_fp8.h"

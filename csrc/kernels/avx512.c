@@ -9,6 +9,7 @@
 #define QK_AVX512_TABLE qk_avx512_simde_table
 #else
 #include <immintrin.h>
+#include <string.h>
 #define QK_AVX512_TABLE qk_avx512_table
 #endif
 
@@ -17,6 +18,7 @@
 #include "x86_bytes.h"
 
 #define QV_W 16
+#define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1   /* the exact reciprocal form of the quotient (x86_template.h) */
 
@@ -210,15 +212,15 @@ static inline vi qv_to_fp(vf q, int fmt, int sat)
     __m512i c = _mm512_mask_blend_epi32(
         _mm512_cmpgt_epi32_mask(_mm512_set1_epi32((128 - bias) << 23), a), cn, cs);
     __mmask16 nan = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7f800000));
-    if (sat || fmt == QK_FP_E2M1)
+    if (sat || qk_fp_finite(fmt))
         c = _mm512_min_epi32(c, _mm512_set1_epi32(maxc));
     else
         c = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(c, _mm512_set1_epi32(maxc)), c,
                                     _mm512_set1_epi32(fmt == QK_FP_E5M2 ? 0x7c : 0x7f));
-    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+    if (qk_fp_finite(fmt)) {   /* float4 / float6, no NaN: the zero of the opposite sign */
         c = _mm512_mask_blend_epi32(nan, c, _mm512_setzero_si512());
         sign = _mm512_mask_xor_epi32(sign, nan, sign, _mm512_set1_epi32((int32_t)0x80000000u));
-        return _mm512_or_si512(c, _mm512_srli_epi32(sign, 28));
+        return _mm512_or_si512(c, _mm512_srli_epi32(sign, fmt == QK_FP_E2M1 ? 28 : 26));
     }
     c = _mm512_mask_blend_epi32(nan, c, _mm512_set1_epi32(fmt == QK_FP_E5M2 ? 0x7e : 0x7f));
     return _mm512_or_si512(c, _mm512_srli_epi32(sign, 24));
@@ -227,11 +229,11 @@ static inline vi qv_to_fp(vf q, int fmt, int sat)
 static inline vf qv_from_fp(vi c, int fmt)
 {
     const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
-    const int32_t sbit = fmt == QK_FP_E2M1 ? 0x8 : 0x80;
-    if (fmt == QK_FP_E2M1) c = _mm512_and_si512(c, _mm512_set1_epi32(0xf));
+    const int32_t sbit = (int32_t)qk_fp_sbit(fmt);
+    if (qk_fp_finite(fmt)) c = _mm512_and_si512(c, _mm512_set1_epi32(2 * sbit - 1));
     __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(sbit - 1));
     __m512i sign = _mm512_and_si512(c, _mm512_set1_epi32(sbit));
-    sign = fmt == QK_FP_E2M1 ? _mm512_slli_epi32(sign, 28) : _mm512_slli_epi32(sign, 24);
+    sign = _mm512_slli_epi32(sign, fmt == QK_FP_E2M1 ? 28 : qk_fp_finite(fmt) ? 26 : 24);
     __m512i normal = _mm512_add_epi32(_mm512_sllv_epi32(mag, _mm512_set1_epi32(23 - m)),
                                       _mm512_set1_epi32((127 - bias) << 23));
     __m512 unit = _mm512_castsi512_ps(_mm512_set1_epi32((127 + 1 - bias - m) << 23));
@@ -266,6 +268,93 @@ static inline void qv_stream64(void *y, const void *src)
 #else
     _mm512_stream_si512((__m512i *)y, _mm512_loadu_si512(src));
 #endif
+}
+
+/* float6 codes (x86_fp8.h): |qm| rounded to float6 with the hardware's round-to-nearest-even
+ * instead of integer steps. t = min(|qm|, max) saturates (inf, huge and NaN give max); each
+ * lane is scaled by 2^(m - E), E = max(exponent of t, emin), a power of two and so exact,
+ * which makes the float6 quantum of t's binade the unit; the rounded integer k plus
+ * (E - emin) << m is the code (a carry of k into the next binade lands on its code). The
+ * sign comes from qs (the quotient's sign, also for +-0), NaN qs gives the zero of the
+ * opposite sign. */
+static inline vi qv_to_f6(vf qm, vf qs, int fmt)
+{
+    const int m = (int)qk_fp_man(fmt), emin = 1 - qk_fp_bias(fmt);
+    const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
+    const __m512i ebits = _mm512_set1_epi32((127 + emin) << 23);
+    __m512 t = _mm512_min_ps(_mm512_abs_ps(qm), _mm512_set1_ps(top));   /* NaN -> top */
+    __m512i ec = _mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(t),
+                                                   _mm512_set1_epi32(0x7f800000)), ebits);
+    __m512 f = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32((254 + m) << 23), ec));
+    __m512i k = _mm512_cvtps_epi32(_mm512_mul_ps(t, f));   /* MXCSR: nearest-even, as qv_cvt */
+    __m512i c = _mm512_add_epi32(k, _mm512_srli_epi32(_mm512_sub_epi32(ec, ebits), 23 - m));
+    __m512i sg = _mm512_srli_epi32(_mm512_castps_si512(qs), 26);   /* sign at 0x20 */
+    c = _mm512_ternarylogic_epi32(c, sg, _mm512_set1_epi32(0x20), 0xf8);   /* c | (sg & 0x20) */
+    return _mm512_mask_ternarylogic_epi32(c, _mm512_cmp_ps_mask(qs, qs, _CMP_UNORD_Q), sg,
+                                          _mm512_set1_epi32(0x20), 0x22);   /* ~sg & 0x20 */
+}
+
+/* 4 QV_W float6 codes -> 48 bytes: one narrowing for all 64 (as qv_store4_lean), then each
+ * dword's 4 codes to 24 bits and the 3 bytes of each dword gathered */
+static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3)
+{
+    __m512i p = _mm512_packus_epi16(_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
+    __m512i c = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+    __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
+    __m512i d = _mm512_madd_epi16(w, _mm512_set1_epi32(0x10000001));
+    /* per 128-bit lane: bytes 0-2, 4-6, 8-10, 12-14 to the lane's first 12 */
+    const int32_t d0 = 0x04020100, d1 = 0x09080605, d2 = 0x0e0d0c0a, d3 = -1;
+    __m512i g = _mm512_shuffle_epi8(d, _mm512_set_epi32(d3, d2, d1, d0, d3, d2, d1, d0, d3, d2,
+                                                        d1, d0, d3, d2, d1, d0));
+    g = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15), g);
+    _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));   /* 32 + 16 bytes */
+    _mm_storeu_si128((__m128i *)(y + 32), _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
+}
+
+/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */
+static inline vf qv_fix_recip(vf q1, vf q0)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q1, _mm512_setzero_ps(), _CMP_EQ_UQ), q1, q0);
+}
+
+/* Packed float6 (x86_fp8.h), as in avx2.c: maddubs and madd form the 24 bits of each group
+ * of 4 codes, a byte shuffle keeps three bytes of each dword. */
+static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, low first */
+{
+    __m128i w = _mm_maddubs_epi16(c, _mm_set1_epi16(0x4001));
+    __m128i d = _mm_madd_epi16(w, _mm_set1_epi32(0x10000001));
+    return _mm_shuffle_epi8(d, _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1,
+                                             -1));
+}
+
+/* QV_W codes (one per lane, < 64) -> 12 bytes */
+static inline void qv_store6_1(unsigned char *y, vi r)
+{
+    __m128i s = qv6_squeeze128(_mm512_cvtepi32_epi8(r));
+    uint32_t hi = (uint32_t)_mm_extract_epi32(s, 2);
+    _mm_storel_epi64((__m128i *)y, s);
+    memcpy(y + 8, &hi, 4);
+}
+
+/* 12 bytes -> QV_W codes: 128-bit lane k takes group k, lane i bits 6(i%4) .. of it */
+static inline vi qv_load6(const unsigned char *x)
+{
+    uint64_t lo;
+    uint32_t hi;
+    memcpy(&lo, x, 8);
+    memcpy(&hi, x + 8, 4);
+    __m128i b = _mm_insert_epi32(_mm_cvtsi64_si128((long long)lo), (int)hi, 2);
+    /* dword control: bytes 3k, 3k+1, 3k+2 of the group, then a zero byte (0x80) */
+    const int32_t k0 = (int32_t)0x80020100u, k1 = (int32_t)0x80050403u;
+    const int32_t k2 = (int32_t)0x80080706u, k3 = (int32_t)0x800b0a09u;
+    __m512i g = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(b),
+                                    _mm512_set_epi32(k3, k3, k3, k3, k2, k2, k2, k2, k1, k1, k1,
+                                                     k1, k0, k0, k0, k0));
+    g = _mm512_srlv_epi32(g, _mm512_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18, 0, 6, 12, 18, 0, 6,
+                                               12, 18));
+    return _mm512_and_si512(g, _mm512_set1_epi32(0x3f));
 }
 
 #include "x86_fp8.h"

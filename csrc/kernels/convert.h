@@ -94,11 +94,25 @@ static inline double qk_rint_small64(double v)   /* |v| < 2^51 */
 /* ---- float8 / float4 / e8m0 (ONNX FLOAT8E4M3FN ... FLOAT4E2M1, FLOAT8E8M0) ----
  * Bit patterns follow ml_dtypes 0.6 exactly; tests/sweeps/sweep_float8.py checks every
  * float32 input against it. Integer arithmetic only, so no FPU mode can change a result. */
-enum { QK_FP_E4M3FN, QK_FP_E4M3FNUZ, QK_FP_E5M2, QK_FP_E5M2FNUZ, QK_FP_E2M1 };
+enum { QK_FP_E4M3FN, QK_FP_E4M3FNUZ, QK_FP_E5M2, QK_FP_E5M2FNUZ, QK_FP_E2M1,
+       QK_FP_E2M3, QK_FP_E3M2 };   /* float6 (opset 28): ml_dtypes float6_e2m3fn / e3m2fn */
+
+/* Formats without inf or NaN (float4, float6): they always saturate, and NaN becomes the
+ * zero of the opposite sign (ml_dtypes). */
+QK_ALWAYS_INLINE int qk_fp_finite(int fmt)
+{
+    return fmt == QK_FP_E2M1 || fmt == QK_FP_E2M3 || fmt == QK_FP_E3M2;
+}
+
+QK_ALWAYS_INLINE uint32_t qk_fp_sbit(int fmt)   /* the sign bit of a code */
+{
+    return fmt == QK_FP_E2M1 ? 0x8u : (fmt == QK_FP_E2M3 || fmt == QK_FP_E3M2) ? 0x20u : 0x80u;
+}
 
 QK_ALWAYS_INLINE unsigned qk_fp_man(int fmt)   /* mantissa bits */
 {
-    return fmt == QK_FP_E2M1 ? 1u : (fmt == QK_FP_E5M2 || fmt == QK_FP_E5M2FNUZ) ? 2u : 3u;
+    return fmt == QK_FP_E2M1 ? 1u
+           : (fmt == QK_FP_E5M2 || fmt == QK_FP_E5M2FNUZ || fmt == QK_FP_E3M2) ? 2u : 3u;
 }
 
 QK_ALWAYS_INLINE int qk_fp_bias(int fmt)
@@ -108,7 +122,8 @@ QK_ALWAYS_INLINE int qk_fp_bias(int fmt)
     case QK_FP_E4M3FNUZ: return 8;
     case QK_FP_E5M2: return 15;
     case QK_FP_E5M2FNUZ: return 16;
-    default: return 1;
+    case QK_FP_E3M2: return 3;
+    default: return 1;   /* E2M1, E2M3 */
     }
 }
 
@@ -118,24 +133,26 @@ QK_ALWAYS_INLINE uint32_t qk_fp_maxcode(int fmt)   /* largest finite magnitude c
     case QK_FP_E4M3FN: return 0x7e;   /* 448; 0x7f is NaN */
     case QK_FP_E5M2: return 0x7b;     /* 57344; 0x7c is inf */
     case QK_FP_E2M1: return 0x7;      /* 6 */
+    case QK_FP_E2M3: return 0x1f;     /* 7.5 */
+    case QK_FP_E3M2: return 0x1f;     /* 28 */
     default: return 0x7f;             /* fnuz: 240 / 57344; 0x80 is the only NaN */
     }
 }
 
 /* float32 -> code, round to nearest even. saturate: out-of-range and inf give +-max
- * (float4 always saturates: it has no inf or NaN); otherwise overflow of the ROUNDED value
- * gives inf (e5m2) or NaN. NaN: e4m3fn 0x7f|sign, e5m2 0x7e|sign, fnuz 0x80, and float4
- * (no NaN) gives the zero of the OPPOSITE sign, as ml_dtypes does. fnuz has no -0. */
+ * (float4 and float6 always saturate: they have no inf or NaN); otherwise overflow of the ROUNDED value
+ * gives inf (e5m2) or NaN. NaN: e4m3fn 0x7f|sign, e5m2 0x7e|sign, fnuz 0x80, and float4 /
+ * float6 (no NaN) give the zero of the OPPOSITE sign, as ml_dtypes does. fnuz has no -0. */
 QK_ALWAYS_INLINE uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
 {
     uint32_t u = qk_f32_bits(f), a = u & 0x7fffffffu, neg = u >> 31, c;
     unsigned m = qk_fp_man(fmt);
     int bias = qk_fp_bias(fmt);
-    uint32_t maxc = qk_fp_maxcode(fmt), sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u;
+    uint32_t maxc = qk_fp_maxcode(fmt), sbit = qk_fp_sbit(fmt);
     int fnuz = fmt == QK_FP_E4M3FNUZ || fmt == QK_FP_E5M2FNUZ;
     if (a > 0x7f800000u) {
         if (fnuz) return 0x80;
-        if (fmt == QK_FP_E2M1) return neg ? 0x0 : 0x8;
+        if (qk_fp_finite(fmt)) return (uint8_t)(neg ? 0u : sbit);
         return (uint8_t)((fmt == QK_FP_E5M2 ? 0x7eu : 0x7fu) | (neg << 7));
     }
     int e = (int)(a >> 23);
@@ -160,7 +177,7 @@ QK_ALWAYS_INLINE uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
         }
     }
     if (c > maxc) {
-        if (saturate || fmt == QK_FP_E2M1) c = maxc;
+        if (saturate || qk_fp_finite(fmt)) c = maxc;
         else if (fnuz) return 0x80;
         else return (uint8_t)((fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu) | (neg << 7));
     }
@@ -169,13 +186,14 @@ QK_ALWAYS_INLINE uint8_t qk_f32_to_fp(float f, int fmt, int saturate)
 }
 
 /* code -> float32, exact. NaN codes give the quiet NaN 0x7fc00000 with the code's sign
- * (fnuz: 0xffc00000, as ml_dtypes), inf codes give inf. Float4 reads the low nibble only. */
+ * (fnuz: 0xffc00000, as ml_dtypes), inf codes give inf. Float4 reads the low nibble only,
+ * float6 the low 6 bits. */
 QK_ALWAYS_INLINE float qk_fp_to_f32(uint8_t code, int fmt)
 {
     unsigned m = qk_fp_man(fmt);
     int bias = qk_fp_bias(fmt);
-    uint32_t c = fmt == QK_FP_E2M1 ? code & 0xfu : code;
-    uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u, mag = c & (sbit - 1u);
+    uint32_t sbit = qk_fp_sbit(fmt);
+    uint32_t c = code & (2u * sbit - 1u), mag = c & (sbit - 1u);
     uint32_t sign = (c & sbit) ? 0x80000000u : 0u;
     /* both forms, then a select: no data-dependent branch. Normal: rebias the exponent.
      * Subnormal or zero: man * 2^(1 - bias - m), exact and computed on normal floats. */

@@ -46,6 +46,14 @@ enum {
     QK_Y_B32,       /* i32 / u32: range p->qmin64..qmax64, zero point p->zp64 (int64) */
     QK_Y_F16,       /* AMD Quark: f16(q + zpf), the sum in float32 */
     QK_Y_BF16,      /* AMD Quark: bf16(q + zpf), the sum in float32 */
+    /* float6 (opset 28), appended so that tables filled by position stay valid; as
+     * QK_Y_E2M1 (zpf added in float, always saturating). Packed: 4 codes in 3 bytes, element
+     * 0 in the lowest bits (ONNX), p->phase the slot (0..3) of element 0 in the 3-byte group
+     * starting at y[0]. */
+    QK_Y_E2M3,      /* one per byte (low 6 bits) */
+    QK_Y_PE2M3,
+    QK_Y_E3M2,
+    QK_Y_PE3M2,
     QK_NY
 };
 
@@ -66,6 +74,12 @@ enum {
     QK_D_PE2M1,  /* float4 packed, p->phase as QK_D_P4 */
     QK_D_F16,    /* AMD Quark: (float32(x) - p->zpf) * scale, the difference in float32 */
     QK_D_BF16,
+    /* float6, one per byte (low 6 bits) or packed as QK_Y_PE2M3 (p->phase in the group);
+     * y = (float32(x) - zpf) * scale when zpf is given: ONNX subtracts float6 zero points */
+    QK_D_E2M3,
+    QK_D_PE2M3,
+    QK_D_E3M2,
+    QK_D_PE3M2,
     QK_ND
 };
 
@@ -83,10 +97,11 @@ typedef struct qk_qparams {
     size_t blk;             /* elements per entry (>= 1); blk >= n means a single entry */
     int32_t qmin, qmax;     /* output range; the zero point lies inside it */
     uint32_t mask;          /* QK_Y_B8: bits kept in each byte (0xff, 0x0f, 0x03) */
-    unsigned phase;         /* QK_Y_P4/P2/PE2M1: slot of element 0 inside byte y[0] */
+    unsigned phase;         /* QK_Y_P4/P2/PE2M1: slot of element 0 inside byte y[0];
+                             * packed float6: slot inside the 3-byte group at y[0] */
     /* appended for the float and 32-bit outputs */
     int saturate;           /* float8: 1 clip to +-max (NaN stays NaN), 0 overflow to inf/NaN */
-    const float *zpf;       /* QK_Y_E2M1/PE2M1/F16/BF16: zero point per entry as float32;
+    const float *zpf;       /* QK_Y_E2M1/PE2M1/F16/BF16/float6: zero point per entry as float32;
                              * NULL = no zero point (nothing is added, so -0 stays -0) */
     const int64_t *zp64;    /* QK_Y_B32: zero point per entry, NULL = all zero */
     int64_t qmin64, qmax64; /* QK_Y_B32: output range */
@@ -98,6 +113,24 @@ typedef struct qk_qparams {
                              * (docs/EXACT-DIVISION.md); NULL when some entry of the run is
                              * outside its range: divide. The scalar kernels always divide. */
 } qk_qparams;
+
+/* Packed 6-bit codes (ONNX float6): slot k (0..3) of the 3-byte group g occupies bits
+ * 6k .. 6k+5 of g[0] | g[1] << 8 | g[2] << 16. Only the bytes the slot overlaps are touched. */
+static inline uint32_t qk_get6(const uint8_t *g, unsigned slot)
+{
+    unsigned bit = slot * 6u, k = bit / 8u, sh = bit % 8u;
+    uint32_t v = (uint32_t)g[k] >> sh;
+    if (sh > 2u) v |= (uint32_t)g[k + 1] << (8u - sh);
+    return v & 0x3fu;
+}
+
+static inline void qk_put6(uint8_t *g, unsigned slot, uint32_t c)
+{
+    unsigned bit = slot * 6u, k = bit / 8u, sh = bit % 8u;
+    c &= 0x3fu;
+    g[k] = (uint8_t)((g[k] & ~(0x3fu << sh)) | (c << sh));
+    if (sh > 2u) g[k + 1] = (uint8_t)((g[k + 1] & ~(0x3fu >> (8u - sh))) | (c >> (8u - sh)));
+}
 
 /* Scales for which the reciprocal form  q0 = x*r, e = fma(-q0, s, x), q1 = fma(e, r, q0)
  * with r = RN(1/s) rounds to the same integer / float8 / float4 / float16 / bfloat16 output
@@ -120,9 +153,11 @@ typedef struct qk_dparams {
     size_t blk;             /* as in qk_qparams */
     unsigned bits;          /* QK_D_B8: 8, 4 or 2 */
     int is_signed;
-    unsigned phase;         /* QK_D_P4/P2/PE2M1: slot of element 0 inside byte x[0] */
+    unsigned phase;         /* QK_D_P4/P2/PE2M1: slot of element 0 inside byte x[0];
+                             * packed float6: slot inside the 3-byte group at x[0] */
     /* appended for the float inputs */
-    const float *zpf;       /* QK_D_F16/BF16: zero point per entry as float32, NULL = none */
+    const float *zpf;       /* QK_D_F16/BF16/float6: zero point per entry as float32, NULL =
+                             * none */
     int stream;             /* as in qk_qparams */
 } qk_dparams;
 

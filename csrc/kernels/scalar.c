@@ -102,19 +102,22 @@ QK_ALWAYS_INLINE int fp_format(int yk)
     case QK_Y_E4M3FNUZ: return QK_FP_E4M3FNUZ;
     case QK_Y_E5M2: return QK_FP_E5M2;
     case QK_Y_E5M2FNUZ: return QK_FP_E5M2FNUZ;
+    case QK_Y_E2M3: case QK_Y_PE2M3: return QK_FP_E2M3;
+    case QK_Y_E3M2: case QK_Y_PE3M2: return QK_FP_E3M2;
     default: return QK_FP_E2M1;
     }
 }
 
-/* float8 / float4 / float16 / bfloat16 outputs: the quotient is not rounded to an integer.
- * float4 adds the zero point in float as the reference does (in double for a double
+/* float8 / float4 / float6 / float16 / bfloat16 outputs: the quotient is not rounded to an
+ * integer. float4 and float6 add the zero point in float as the reference does (in double for a double
  * quotient); f16/bf16 add it in float32 (AMD Quark's kernel); every result reaches its
  * type through float32, as ml_dtypes converts a double. */
 QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
     size_t blk = p->blk ? p->blk : 1;
-    int fmt = fp_format(yk), f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
+    int fmt = fp_format(yk);
+    int f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk >= QK_Y_E2M3;   /* float4 and float6 */
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
         size_t end = n - start < blk ? n : start + blk;
         int add = p->zpf != NULL && (f4 || yk == QK_Y_F16 || yk == QK_Y_BF16);
@@ -134,6 +137,12 @@ QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y
             case QK_Y_F16: ((uint16_t *)y)[i] = qk_f32_to_f16(q); break;
             case QK_Y_BF16: ((uint16_t *)y)[i] = qk_f32_to_bf16(q); break;
             case QK_Y_PE2M1: store_q(QK_Y_P4, y, i, qk_f32_to_fp(q, fmt, 1), p); break;
+            case QK_Y_PE2M3: case QK_Y_PE3M2: {
+                size_t slot = p->phase + i;
+                qk_put6((uint8_t *)y + slot / 4 * 3, (unsigned)(slot % 4),
+                        qk_f32_to_fp(q, fmt, 1));
+                break;
+            }
             default: ((uint8_t *)y)[i] = qk_f32_to_fp(q, fmt, p->saturate); break;
             }
         }
@@ -190,6 +199,13 @@ QK_ALWAYS_INLINE float load_float_in(int dk, const void *x, size_t i, const qk_d
     case QK_D_E5M2FNUZ: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E5M2FNUZ);
     case QK_D_E2M1: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E2M1);
     case QK_D_PE2M1: return qk_fp_to_f32((uint8_t)load_code(dk, x, i, p), QK_FP_E2M1);
+    case QK_D_E2M3: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E2M3);
+    case QK_D_E3M2: return qk_fp_to_f32(((const uint8_t *)x)[i], QK_FP_E3M2);
+    case QK_D_PE2M3: case QK_D_PE3M2: {
+        size_t slot = p->phase + i;
+        uint8_t c = (uint8_t)qk_get6((const uint8_t *)x + slot / 4 * 3, (unsigned)(slot % 4));
+        return qk_fp_to_f32(c, dk == QK_D_PE2M3 ? QK_FP_E2M3 : QK_FP_E3M2);
+    }
     case QK_D_F16: return qk_f16_to_f32(((const uint16_t *)x)[i]);
     default: return qk_bf16_to_f32(((const uint16_t *)x)[i]);
     }
@@ -203,14 +219,14 @@ QK_ALWAYS_INLINE void dequant_any(int dk, int ok, const void *x, void *y, size_t
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
         size_t end = n - start < blk ? n : start + blk;
         int64_t zp = dk == QK_D_B32 ? (p->zp64 ? p->zp64[e] : 0) : (p->zp ? p->zp[e] : 0);
-        int fzp = (dk == QK_D_F16 || dk == QK_D_BF16) && p->zpf != NULL;
+        int fzp = (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3) && p->zpf != NULL;
         float zf = fzp ? p->zpf[e] : 0.0f;
         float s = p->scale[e];
         for (size_t i = start; i < end; i++) {
             float v;
             if (is_float) {
                 v = load_float_in(dk, x, i, p);
-                if (fzp) v -= zf;   /* Quark f16/bf16: the difference in float32 */
+                if (fzp) v -= zf;   /* Quark f16/bf16, float6: the difference in float32 */
                 /* a NaN x gives its own (quiet) NaN whatever the scale: a fixed rule, as
                  * a compiler may swap a product's operands (and numpy's choice between two
                  * NaNs depends on its loop) */
@@ -254,7 +270,8 @@ static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
     QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2) QK_QFN(xk, qk, QK_Y_E4M3FN) \
     QK_QFN(xk, qk, QK_Y_E4M3FNUZ) QK_QFN(xk, qk, QK_Y_E5M2) QK_QFN(xk, qk, QK_Y_E5M2FNUZ) \
     QK_QFN(xk, qk, QK_Y_E2M1) QK_QFN(xk, qk, QK_Y_PE2M1) QK_QFN(xk, qk, QK_Y_B32) \
-    QK_QFN(xk, qk, QK_Y_F16) QK_QFN(xk, qk, QK_Y_BF16)
+    QK_QFN(xk, qk, QK_Y_F16) QK_QFN(xk, qk, QK_Y_BF16) QK_QFN(xk, qk, QK_Y_E2M3) \
+    QK_QFN(xk, qk, QK_Y_PE2M3) QK_QFN(xk, qk, QK_Y_E3M2) QK_QFN(xk, qk, QK_Y_PE3M2)
 #define QK_QFN_Q(xk) QK_QFN_Y(xk, QK_Q_F32) QK_QFN_Y(xk, QK_Q_F16) QK_QFN_Y(xk, QK_Q_BF16) \
     QK_QFN_Y(xk, QK_Q_F64)
 QK_QFN_Q(QK_X_F32)
@@ -280,13 +297,19 @@ QK_DFN_O(QK_D_E2M1)
 QK_DFN_O(QK_D_PE2M1)
 QK_DFN_O(QK_D_F16)
 QK_DFN_O(QK_D_BF16)
+QK_DFN_O(QK_D_E2M3)
+QK_DFN_O(QK_D_PE2M3)
+QK_DFN_O(QK_D_E3M2)
+QK_DFN_O(QK_D_PE3M2)
 
 #define QK_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
     quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2, \
     quant_##xk##_##qk##_QK_Y_E4M3FN, quant_##xk##_##qk##_QK_Y_E4M3FNUZ, \
     quant_##xk##_##qk##_QK_Y_E5M2, quant_##xk##_##qk##_QK_Y_E5M2FNUZ, \
     quant_##xk##_##qk##_QK_Y_E2M1, quant_##xk##_##qk##_QK_Y_PE2M1, \
-    quant_##xk##_##qk##_QK_Y_B32, quant_##xk##_##qk##_QK_Y_F16, quant_##xk##_##qk##_QK_Y_BF16 }
+    quant_##xk##_##qk##_QK_Y_B32, quant_##xk##_##qk##_QK_Y_F16, quant_##xk##_##qk##_QK_Y_BF16, \
+    quant_##xk##_##qk##_QK_Y_E2M3, quant_##xk##_##qk##_QK_Y_PE2M3, \
+    quant_##xk##_##qk##_QK_Y_E3M2, quant_##xk##_##qk##_QK_Y_PE3M2 }
 #define QK_QX(xk) { QK_QROW(xk, QK_Q_F32), QK_QROW(xk, QK_Q_F16), QK_QROW(xk, QK_Q_BF16), \
                     QK_QROW(xk, QK_Q_F64) }
 #define QK_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16, \
@@ -298,6 +321,7 @@ const qk_table qk_scalar_table = {
     { QK_DROW(QK_D_B8), QK_DROW(QK_D_B16), QK_DROW(QK_D_P4), QK_DROW(QK_D_P2),
       QK_DROW(QK_D_B32), QK_DROW(QK_D_E4M3FN), QK_DROW(QK_D_E4M3FNUZ), QK_DROW(QK_D_E5M2),
       QK_DROW(QK_D_E5M2FNUZ), QK_DROW(QK_D_E2M1), QK_DROW(QK_D_PE2M1), QK_DROW(QK_D_F16),
-      QK_DROW(QK_D_BF16) },
+      QK_DROW(QK_D_BF16), QK_DROW(QK_D_E2M3), QK_DROW(QK_D_PE2M3), QK_DROW(QK_D_E3M2),
+      QK_DROW(QK_D_PE3M2) },
     minmax_f32_scalar,
 };

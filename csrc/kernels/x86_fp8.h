@@ -1,8 +1,9 @@
-/* float32 -> float8 e4m3fn / e5m2 / float4 (one per byte or packed) and back, for the x86
+/* float32 -> float8 e4m3fn / e5m2 / float4 / float6 (one per byte or packed) and back, for the x86
  * kernel files that vectorise them (avx2.c, avx512.c).
  *
  * Not a standalone header: the including file defines its vector layer first (qv_* as for
- * x86_template.h, plus qv_add_f, qv_to_fp and qv_from_fp), then includes this file before
+ * x86_template.h, plus qv_add_f, qv_to_fp, qv_from_fp, qv_fix_recip and the packed float6
+ * qv_store6_1 / qv_store6_4 / qv_load6), then includes this file before
  * x86_template.h; the two macros at the end put the entries into that file's QT_TABLE.
  *
  * The driver is simpler than x86_template.h's: per parameter entry a vector body, with the
@@ -28,12 +29,30 @@
 
 QF_INLINE int qf_fmt_y(int yk)
 {
-    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2
+           : yk == QK_Y_E2M3 || yk == QK_Y_PE2M3 ? QK_FP_E2M3
+           : yk == QK_Y_E3M2 || yk == QK_Y_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
 }
 
 QF_INLINE int qf_fmt_d(int dk)
 {
-    return dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+    return dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2
+           : dk == QK_D_E2M3 || dk == QK_D_PE2M3 ? QK_FP_E2M3
+           : dk == QK_D_E3M2 || dk == QK_D_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
+}
+
+/* Packed layouts: elements per group and the group's bytes (float4: 2 in 1, float6: 4 in
+ * 3); vector bodies start on a group boundary, so a vector's QV_W codes fill whole groups. */
+QF_INLINE int qf_p6_y(int yk) { return yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2; }
+QF_INLINE int qf_p6_d(int dk) { return dk == QK_D_PE2M3 || dk == QK_D_PE3M2; }
+QF_INLINE size_t qf_per_y(int yk) { return yk == QK_Y_PE2M1 ? 2 : qf_p6_y(yk) ? 4 : 1; }
+QF_INLINE size_t qf_per_d(int dk) { return dk == QK_D_PE2M1 ? 2 : qf_p6_d(dk) ? 4 : 1; }
+/* bytes of m elements from a group boundary (m a multiple of the group) */
+QF_INLINE size_t qf_gbytes(size_t per, size_t m) { return per == 2 ? m / 2 : per == 4 ? m / 4 * 3 : m; }
+/* the byte holding (the group of) slot `slot` counted from the start of packed data */
+QF_INLINE size_t qf_goff(size_t per, size_t slot)
+{
+    return per == 2 ? slot / 2 : per == 4 ? slot / 4 * 3 : slot;
 }
 
 /* ---- quantize ---- */
@@ -51,84 +70,125 @@ QF_COLD void qf_quant_part(int yk, const float *x, unsigned char *y, size_t a, s
     q.zpf = p->zpf ? p->zpf + e : NULL;
     q.zp64 = p->zp64 ? p->zp64 + e : NULL;
     q.blk = blk == 1 ? 1 : b - a;
-    if (yk == QK_Y_PE2M1) {
-        q.phase = (unsigned)((p->phase + a) % 2);
-        qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x + a, y + (p->phase + a) / 2, b - a, &q);
+    if (qf_per_y(yk) > 1) {
+        size_t per = qf_per_y(yk);
+        q.phase = (unsigned)((p->phase + a) % per);
+        qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x + a, y + qf_goff(per, p->phase + a), b - a,
+                        &q);
     } else {
         qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x + a, y + a, b - a, &q);
     }
 }
 
-/* QV_W codes of x / s (+ zf). */
-QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, const float *x, vf s, vf zf)
+/* QV_W codes of x / s (+ zf). rec (float4 / float6 without a zero point, scales in
+ * qk_recip's range): the exact reciprocal form with r = 1/s, which rounds to the same code as
+ * the true quotient (docs/EXACT-DIVISION.md); where it gives +-0 or NaN (x = +-0, +-inf, NaN
+ * or a quotient that rounds to zero anyway) x * r is used instead, which has the quotient's
+ * sign of zero, its infinity and x's NaN. Otherwise the same true division as scalar.c. */
+QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s, vf r, vf zf)
 {
-    vf q = qv_div(qv_loadu_f(x), s);   /* the same true division as scalar.c */
+    vf xv = qv_loadu_f(x), q;
+#if defined(QV_HAVE_F6)
+    if (qf_fmt_y(yk) == QK_FP_E2M3 || qf_fmt_y(yk) == QK_FP_E3M2) {
+        /* float6: the magnitude from q1 (NaN for x = +-inf: saturates), the sign and NaN from
+         * q0 = x * r, which has the quotient's signed zero and x's NaN */
+        if (rec) {
+            vf q0 = qv_mul(xv, r);
+            return qv_to_f6(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0, qf_fmt_y(yk));
+        }
+        q = qv_div(xv, s);
+        if (has_zf) q = qv_add_f(q, zf);
+        return qv_to_f6(q, q, qf_fmt_y(yk));
+    }
+#endif
+    if (rec) {
+        vf q0 = qv_mul(xv, r);
+        q = qv_fix_recip(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0);
+    } else {
+        q = qv_div(xv, s);
+    }
     if (has_zf) q = qv_add_f(q, zf);
     return qv_to_fp(q, qf_fmt_y(yk), sat);
 }
 
-/* Codes go out through the integer stores: bytes, or nibble pairs for packed float4. */
+/* Codes go out through the integer stores: bytes, or nibble pairs for packed float4;
+ * packed float6 through the vector layer's qv_store6_1 / qv_store6_4. */
 #define QF_STORE_KIND(yk) ((yk) == QK_Y_PE2M1 ? QK_Y_P4 : QK_Y_B8)
-#define QF_YBYTES(yk, m) ((yk) == QK_Y_PE2M1 ? (m) / 2 : (m))
+#define QF_YBYTES(yk, m) qf_gbytes(qf_per_y(yk), (m))
+
+QF_INLINE void qf_store1(int yk, unsigned char *y, vi c, vm mask)
+{
+    if (qf_p6_y(yk)) qv_store6_1(y, c);
+    else qv_store1(QF_STORE_KIND(yk), y, c, mask);
+}
 
 /* Elements [a, b) of entry e; a vector body, the rest scalar. */
-QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, const float *x, unsigned char *y,
-                              size_t a, size_t b, size_t e, size_t blk, const qk_qparams *p)
+QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float *x,
+                              unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
+                              const qk_qparams *p)
 {
     vm mask = qv_mask(yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
-    size_t a0 = a;
-    if (yk == QK_Y_PE2M1 && (p->phase + a) % 2 && a < b) a++;   /* a shared first byte */
+    size_t a0 = a, per = qf_per_y(yk);
+    if (per > 1 && (p->phase + a) % per) {   /* a shared first byte / group */
+        size_t k = per - (p->phase + a) % per;
+        a = b - a < k ? b : a + k;
+    }
     size_t m = (b - a) / QV_W * QV_W;
     vf s = qv_set1(p->scale[e]);
     vf zf = qv_set1(has_zf ? p->zpf[e] : 0.0f);
-    unsigned char *ya = yk == QK_Y_PE2M1 ? y + (p->phase + a) / 2 : y + a;
+    vf r = qv_set1(rec ? p->rscale[e] : 0.0f);
+    unsigned char *ya = y + qf_goff(per, per > 1 ? p->phase + a : a);
     size_t i = 0;
     for (; m - i >= 4 * QV_W; i += 4 * QV_W) {
         const float *xi = x + a + i;
-        vi c0 = qf_qvec(yk, sat, has_zf, xi, s, zf);
-        vi c1 = qf_qvec(yk, sat, has_zf, xi + QV_W, s, zf);
-        vi c2 = qf_qvec(yk, sat, has_zf, xi + 2 * QV_W, s, zf);
-        vi c3 = qf_qvec(yk, sat, has_zf, xi + 3 * QV_W, s, zf);
-        qv_store4(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
+        vi c0 = qf_qvec(yk, sat, has_zf, rec, xi, s, r, zf);
+        vi c1 = qf_qvec(yk, sat, has_zf, rec, xi + QV_W, s, r, zf);
+        vi c2 = qf_qvec(yk, sat, has_zf, rec, xi + 2 * QV_W, s, r, zf);
+        vi c3 = qf_qvec(yk, sat, has_zf, rec, xi + 3 * QV_W, s, r, zf);
+        if (qf_p6_y(yk)) qv_store6_4(ya + QF_YBYTES(yk, i), c0, c1, c2, c3);
+        else qv_store4(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
     }
     for (; i < m; i += QV_W)
-        qv_store1(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i),
-                  qf_qvec(yk, sat, has_zf, x + a + i, s, zf), mask);
+        qf_store1(yk, ya + QF_YBYTES(yk, i), qf_qvec(yk, sat, has_zf, rec, x + a + i, s, r, zf),
+                  mask);
     if (a > a0) qf_quant_part(yk, x, y, a0, a, blk, p);
     if (a + m < b) qf_quant_part(yk, x, y, a + m, b, blk, p);
 }
 
 /* blk == 1: one entry per element, the parameter arrays read as vectors. */
-QF_INLINE void qf_quant_each(int yk, int sat, int has_zf, const float *x, unsigned char *y,
-                             size_t n, const qk_qparams *p)
+QF_INLINE void qf_quant_each(int yk, int sat, int has_zf, int rec, const float *x,
+                             unsigned char *y, size_t n, const qk_qparams *p)
 {
     vm mask = qv_mask(yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
-    size_t a = yk == QK_Y_PE2M1 && p->phase % 2 && n ? 1 : 0;
+    size_t per = qf_per_y(yk), a = per > 1 && p->phase % per ? per - p->phase % per : 0;
+    if (a > n) a = n;
     size_t m = (n - a) / QV_W * QV_W;
-    unsigned char *ya = yk == QK_Y_PE2M1 ? y + (p->phase + a) / 2 : y + a;
+    unsigned char *ya = y + qf_goff(per, per > 1 ? p->phase + a : a);
     for (size_t i = 0; i < m; i += QV_W) {
         vf zf = has_zf ? qv_loadu_f(p->zpf + a + i) : qv_set1(0.0f);
-        qv_store1(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i),
-                  qf_qvec(yk, sat, has_zf, x + a + i, qv_loadu_f(p->scale + a + i), zf), mask);
+        vf r = rec ? qv_loadu_f(p->rscale + a + i) : qv_set1(0.0f);
+        qf_store1(yk, ya + QF_YBYTES(yk, i),
+                  qf_qvec(yk, sat, has_zf, rec, x + a + i, qv_loadu_f(p->scale + a + i), r, zf),
+                  mask);
     }
     if (a) qf_quant_part(yk, x, y, 0, a, 1, p);
     if (a + m < n) qf_quant_part(yk, x, y, a + m, n, 1, p);
 }
 
-QF_INLINE void qf_quant_run2(int yk, int sat, int has_zf, const void *xv, void *yv, size_t n,
-                             const qk_qparams *p)
+QF_INLINE void qf_quant_run2(int yk, int sat, int has_zf, int rec, const void *xv, void *yv,
+                             size_t n, const qk_qparams *p)
 {
     const float *x = (const float *)xv;
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
     if (n == 0) return;
     if (blk >= n) {
-        qf_quant_entry(yk, sat, has_zf, x, y, 0, n, 0, n, p);
+        qf_quant_entry(yk, sat, has_zf, rec, x, y, 0, n, 0, n, p);
     } else if (blk == 1) {
-        qf_quant_each(yk, sat, has_zf, x, y, n, p);
+        qf_quant_each(yk, sat, has_zf, rec, x, y, n, p);
     } else if (blk >= QV_W) {
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
-            qf_quant_entry(yk, sat, has_zf, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
+            qf_quant_entry(yk, sat, has_zf, rec, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
         qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, xv, yv, n, p);   /* small blocks */
     }
@@ -137,10 +197,11 @@ QF_INLINE void qf_quant_run2(int yk, int sat, int has_zf, const void *xv, void *
 /* saturate and the float zero point become constants of separate loops */
 QF_INLINE void qf_quant_run(int yk, const void *x, void *y, size_t n, const qk_qparams *p)
 {
-    int sat = p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
-    if (p->zpf) qf_quant_run2(yk, 1, 1, x, y, n, p);   /* float4 only: always saturating */
-    else if (sat) qf_quant_run2(yk, 1, 0, x, y, n, p);
-    else qf_quant_run2(yk, 0, 0, x, y, n, p);
+    int fin = qk_fp_finite(qf_fmt_y(yk)), sat = p->saturate || fin;
+    if (p->zpf) qf_quant_run2(yk, 1, 1, 0, x, y, n, p);   /* float4 / float6: always saturating */
+    else if (fin && p->rscale) qf_quant_run2(yk, 1, 0, 1, x, y, n, p);
+    else if (sat) qf_quant_run2(yk, 1, 0, 0, x, y, n, p);
+    else qf_quant_run2(yk, 0, 0, 0, x, y, n, p);
 }
 
 /* ---- dequantize ---- */
@@ -157,64 +218,84 @@ QF_COLD void qf_deq_part(int dk, int ok, const unsigned char *x, unsigned char *
     q.zp64 = p->zp64 ? p->zp64 + e : NULL;
     q.zpf = p->zpf ? p->zpf + e : NULL;
     q.blk = blk == 1 ? 1 : b - a;
-    if (dk == QK_D_PE2M1) {
-        q.phase = (unsigned)((p->phase + a) % 2);
-        qk_dequant_scalar(dk, ok, x + (p->phase + a) / 2, y + a * osize[ok], b - a, &q);
+    if (qf_per_d(dk) > 1) {
+        size_t per = qf_per_d(dk);
+        q.phase = (unsigned)((p->phase + a) % per);
+        qk_dequant_scalar(dk, ok, x + qf_goff(per, p->phase + a), y + a * osize[ok], b - a, &q);
     } else {
         qk_dequant_scalar(dk, ok, x + a, y + a * osize[ok], b - a, &q);
     }
 }
 
-/* QV_W values: decoded exactly, times the scale; a NaN x keeps its NaN (as scalar.c). */
-QF_INLINE void qf_dvec(int dk, int ok, const unsigned char *x, unsigned char *y, vf s)
+/* QV_W values: decoded exactly, minus a float6 zero point (nzf = -zpf: x - z is x + -z
+ * exactly), times the scale; a NaN x keeps its NaN (as scalar.c). */
+QF_INLINE void qf_dvec(int dk, int ok, int has_zf, const unsigned char *x, unsigned char *y,
+                       vf s, vf nzf)
 {
-    vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x) : qv_load_codes(QK_D_B8, 8, 0, x);
+    vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x)
+           : qf_p6_d(dk) ? qv_load6(x) : qv_load_codes(QK_D_B8, 8, 0, x);
     vf d = qv_from_fp(c, qf_fmt_d(dk));
+    if (has_zf) d = qv_add_f(d, nzf);
     qv_store_out(ok, y, qv_keep_nan(d, qv_mul(d, s)));
 }
 
-#define QF_XBYTES(dk, m) ((dk) == QK_D_PE2M1 ? (m) / 2 : (m))
+#define QF_XBYTES(dk, m) qf_gbytes(qf_per_d(dk), (m))
 #define QF_OSIZE(ok) ((ok) == QK_O_F32 ? 4u : 2u)
 
-QF_INLINE void qf_deq_entry(int dk, int ok, const unsigned char *x, unsigned char *y,
-                            size_t a, size_t b, size_t e, size_t blk, const qk_dparams *p)
+QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
+                            unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
+                            const qk_dparams *p)
 {
-    size_t a0 = a;
-    if (dk == QK_D_PE2M1 && (p->phase + a) % 2 && a < b) a++;
+    size_t a0 = a, per = qf_per_d(dk);
+    if (per > 1 && (p->phase + a) % per) {
+        size_t k = per - (p->phase + a) % per;
+        a = b - a < k ? b : a + k;
+    }
     size_t m = (b - a) / QV_W * QV_W;
-    const unsigned char *xa = dk == QK_D_PE2M1 ? x + (p->phase + a) / 2 : x + a;
+    const unsigned char *xa = x + qf_goff(per, per > 1 ? p->phase + a : a);
     unsigned char *ya = y + a * QF_OSIZE(ok);
     vf s = qv_set1(p->scale[e]);
+    vf nzf = qv_set1(has_zf ? -p->zpf[e] : 0.0f);
     for (size_t i = 0; i < m; i += QV_W)
-        qf_dvec(dk, ok, xa + QF_XBYTES(dk, i), ya + i * QF_OSIZE(ok), s);
+        qf_dvec(dk, ok, has_zf, xa + QF_XBYTES(dk, i), ya + i * QF_OSIZE(ok), s, nzf);
     if (a > a0) qf_deq_part(dk, ok, x, y, a0, a, blk, p);
     if (a + m < b) qf_deq_part(dk, ok, x, y, a + m, b, blk, p);
 }
 
-QF_INLINE void qf_deq_run(int dk, int ok, const void *xv, void *yv, size_t n,
-                          const qk_dparams *p)
+QF_INLINE void qf_deq_run2(int dk, int ok, int has_zf, const void *xv, void *yv, size_t n,
+                           const qk_dparams *p)
 {
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
     if (n == 0) return;
     if (blk >= n) {
-        qf_deq_entry(dk, ok, x, y, 0, n, 0, n, p);
+        qf_deq_entry(dk, ok, has_zf, x, y, 0, n, 0, n, p);
     } else if (blk == 1) {
-        size_t a = dk == QK_D_PE2M1 && p->phase % 2 ? 1 : 0;
+        size_t per = qf_per_d(dk), a = per > 1 && p->phase % per ? per - p->phase % per : 0;
+        if (a > n) a = n;
         size_t m = (n - a) / QV_W * QV_W;
-        const unsigned char *xa = dk == QK_D_PE2M1 ? x + (p->phase + a) / 2 : x + a;
-        for (size_t i = 0; i < m; i += QV_W)
-            qf_dvec(dk, ok, xa + QF_XBYTES(dk, i), y + (a + i) * QF_OSIZE(ok),
-                    qv_loadu_f(p->scale + a + i));
+        const unsigned char *xa = x + qf_goff(per, per > 1 ? p->phase + a : a);
+        for (size_t i = 0; i < m; i += QV_W) {
+            vf nzf = has_zf ? qv_mul(qv_loadu_f(p->zpf + a + i), qv_set1(-1.0f)) : qv_set1(0.0f);
+            qf_dvec(dk, ok, has_zf, xa + QF_XBYTES(dk, i), y + (a + i) * QF_OSIZE(ok),
+                    qv_loadu_f(p->scale + a + i), nzf);
+        }
         if (a) qf_deq_part(dk, ok, x, y, 0, a, 1, p);
         if (a + m < n) qf_deq_part(dk, ok, x, y, a + m, n, 1, p);
     } else if (blk >= QV_W) {
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
-            qf_deq_entry(dk, ok, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
+            qf_deq_entry(dk, ok, has_zf, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
         qk_dequant_scalar(dk, ok, xv, yv, n, p);
     }
+}
+
+/* float6 zero points (the only float input kind here that has them) get their own loops */
+QF_INLINE void qf_deq_run(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    if (p->zpf) qf_deq_run2(dk, ok, 1, x, y, n, p);
+    else qf_deq_run2(dk, ok, 0, x, y, n, p);
 }
 
 /* ---- table entries ---- */
@@ -226,6 +307,10 @@ QF_QFN(QK_Y_E4M3FN)
 QF_QFN(QK_Y_E5M2)
 QF_QFN(QK_Y_E2M1)
 QF_QFN(QK_Y_PE2M1)
+QF_QFN(QK_Y_E2M3)
+QF_QFN(QK_Y_PE2M3)
+QF_QFN(QK_Y_E3M2)
+QF_QFN(QK_Y_PE3M2)
 
 #define QF_DFN(dk, ok)                                                                      \
     static void qf_d_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p)      \
@@ -235,6 +320,10 @@ QF_DROW(QK_D_E4M3FN)
 QF_DROW(QK_D_E5M2)
 QF_DROW(QK_D_E2M1)
 QF_DROW(QK_D_PE2M1)
+QF_DROW(QK_D_E2M3)
+QF_DROW(QK_D_PE2M3)
+QF_DROW(QK_D_E3M2)
+QF_DROW(QK_D_PE3M2)
 #define QF_DENTRIES(dk) { qf_d_##dk##_QK_O_F32, qf_d_##dk##_QK_O_F16, qf_d_##dk##_QK_O_BF16, NULL }
 #define QF_QNULL4 NULL, NULL, NULL, NULL
 
@@ -244,9 +333,12 @@ QF_DROW(QK_D_PE2M1)
 #define QT_F32_ROW                                                                           \
     { qt_q_QK_X_F32_QK_Q_F32_QK_Y_B8, qt_q_QK_X_F32_QK_Q_F32_QK_Y_B16,                        \
       qt_q_QK_X_F32_QK_Q_F32_QK_Y_P4, qt_q_QK_X_F32_QK_Q_F32_QK_Y_P2, qf_q_QK_Y_E4M3FN, NULL, \
-      qf_q_QK_Y_E5M2, NULL, qf_q_QK_Y_E2M1, qf_q_QK_Y_PE2M1 }
+      qf_q_QK_Y_E5M2, NULL, qf_q_QK_Y_E2M1, qf_q_QK_Y_PE2M1, NULL, NULL, NULL,              \
+      qf_q_QK_Y_E2M3, qf_q_QK_Y_PE2M3, qf_q_QK_Y_E3M2, qf_q_QK_Y_PE3M2 }
 #define QT_FP_DROWS                                                                          \
     QF_DENTRIES(QK_D_E4M3FN), { QF_QNULL4 }, QF_DENTRIES(QK_D_E5M2), { QF_QNULL4 },          \
-    QF_DENTRIES(QK_D_E2M1), QF_DENTRIES(QK_D_PE2M1),
+    QF_DENTRIES(QK_D_E2M1), QF_DENTRIES(QK_D_PE2M1), { QF_QNULL4 }, { QF_QNULL4 },          \
+    QF_DENTRIES(QK_D_E2M3), QF_DENTRIES(QK_D_PE2M3), QF_DENTRIES(QK_D_E3M2),                 \
+    QF_DENTRIES(QK_D_PE3M2),
 
 #endif

@@ -39,6 +39,8 @@ const char *qs_dtype_name(int32_t t)
     case QSIMD_FLOAT8E8M0: return "float8_e8m0fnu";
     case QSIMD_UINT2: return "uint2";
     case QSIMD_INT2: return "int2";
+    case QSIMD_FLOAT6E2M3: return "float6_e2m3fn";
+    case QSIMD_FLOAT6E3M2: return "float6_e3m2fn";
     default: return "unknown";
     }
 }
@@ -46,7 +48,7 @@ const char *qs_dtype_name(int32_t t)
 int qs_is_subbyte(int32_t t)
 {
     return t == QSIMD_UINT4 || t == QSIMD_INT4 || t == QSIMD_UINT2 || t == QSIMD_INT2 ||
-           t == QSIMD_FLOAT4E2M1;
+           t == QSIMD_FLOAT4E2M1 || t == QSIMD_FLOAT6E2M3 || t == QSIMD_FLOAT6E3M2;
 }
 
 unsigned qs_bits(int32_t t)
@@ -54,6 +56,7 @@ unsigned qs_bits(int32_t t)
     switch (t) {
     case QSIMD_UINT2: case QSIMD_INT2: return 2;
     case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_FLOAT4E2M1: return 4;
+    case QSIMD_FLOAT6E2M3: case QSIMD_FLOAT6E3M2: return 6;
     case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_FLOAT8E4M3FN: case QSIMD_FLOAT8E4M3FNUZ:
     case QSIMD_FLOAT8E5M2: case QSIMD_FLOAT8E5M2FNUZ: case QSIMD_FLOAT8E8M0: return 8;
     case QSIMD_UINT16: case QSIMD_INT16: case QSIMD_FLOAT16: case QSIMD_BFLOAT16: return 16;
@@ -367,6 +370,18 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
     default:   /* float8: zero (qs_params_check) */
         for (i = 0; i < m; i++) z[i] = 0;
         break;
+    case QSIMD_FLOAT6E2M3: case QSIMD_FLOAT6E3M2: {
+        int fmt = t->dtype == QSIMD_FLOAT6E2M3 ? QK_FP_E2M3 : QK_FP_E3M2;
+        for (i = 0; i < m; i++) {
+            size_t e = e0 + i;
+            uint8_t c = t->packed ? (uint8_t)qk_get6((const uint8_t *)d + e / 4 * 3,
+                                                     (unsigned)(e % 4))
+                                  : ((const uint8_t *)d)[e];
+            z[i] = 0;
+            if (zf) zf[i] = qk_fp_to_f32(c, fmt);   /* the low 6 bits */
+        }
+        break;
+    }
     }
     if (z64) {
         if (t->dtype == QSIMD_UINT32)
@@ -401,7 +416,8 @@ int qs_params_check(const qs_psrc *src, qsimd_error *err)
     switch (t->dtype) {
     case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_UINT16: case QSIMD_INT16: case QSIMD_INT32:
     case QSIMD_UINT32: case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
-    case QSIMD_FLOAT4E2M1: case QSIMD_FLOAT16: case QSIMD_BFLOAT16:
+    case QSIMD_FLOAT4E2M1: case QSIMD_FLOAT16: case QSIMD_BFLOAT16: case QSIMD_FLOAT6E2M3:
+    case QSIMD_FLOAT6E3M2:
         return QSIMD_OK;
     default:
         return qs_fail(err, QSIMD_ERR_TYPE, "zero_point of type %s is not supported",

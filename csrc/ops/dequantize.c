@@ -16,7 +16,8 @@ typedef struct dctx {
     char *y;
     size_t xsize;       /* bytes per x element; 0 for packed */
     size_t ysize;
-    unsigned per_byte;  /* packed: elements per byte */
+    unsigned per_byte;  /* packed: elements per group of bytes (a byte; 6-bit: 3 bytes) */
+    unsigned gbytes;    /* packed: bytes per group */
     qk_dparams kp;
 } dctx;
 
@@ -32,7 +33,7 @@ static void dequant_run(void *vctx, const qs_run *r, const qs_params *pp)
     p.blk = r->blk;
     const void *x;
     if (c->per_byte) {
-        x = c->x + r->start / c->per_byte;
+        x = c->x + r->start / c->per_byte * c->gbytes;
         p.phase = (unsigned)(r->start % c->per_byte);
     } else {
         x = c->x + r->start * c->xsize;
@@ -80,6 +81,8 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     case QSIMD_FLOAT8E5M2: dk = QK_D_E5M2; break;
     case QSIMD_FLOAT8E5M2FNUZ: dk = QK_D_E5M2FNUZ; break;
     case QSIMD_FLOAT4E2M1: dk = x->packed ? QK_D_PE2M1 : QK_D_E2M1; break;
+    case QSIMD_FLOAT6E2M3: dk = x->packed ? QK_D_PE2M3 : QK_D_E2M3; break;
+    case QSIMD_FLOAT6E3M2: dk = x->packed ? QK_D_PE3M2 : QK_D_E3M2; break;
     case QSIMD_FLOAT16: dk = QK_D_F16; break;     /* AMD Quark */
     case QSIMD_BFLOAT16: dk = QK_D_BF16; break;   /* AMD Quark */
     default:
@@ -109,21 +112,24 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (!x->data || !scale->data || !y->data || (zero_point && !zero_point->data))
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
-    /* a float4 zero point is ignored without a check, as the reference does */
+    /* a float4 zero point is ignored without a check, as the reference does; a float6 one
+     * is subtracted in float32 (the reference's opset 28 rule) */
     qs_psrc src;
     src.scale = scale;
     src.zp = x->dtype == QSIMD_FLOAT4E2M1 ? NULL : zero_point;
     src.entries = plan.entries;
     src.qk = QK_Q_F32;
     src.need = (dk == QK_D_B32 ? QS_NEED_ZP64 : 0u) |
-               (dk == QK_D_F16 || dk == QK_D_BF16 ? QS_NEED_ZPF : 0u);
+               (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3 ? QS_NEED_ZPF : 0u);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
     dctx c;
     memset(&c, 0, sizeof c);
     c.fn = qk_get_dequant(qk_active(), dk, ok);
     c.x = (const char *)x->data;
     c.y = (char *)y->data;
-    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits : 0u;
+    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits
+                 : (dk == QK_D_PE2M3 || dk == QK_D_PE3M2) ? 4u : 0u;
+    c.gbytes = bits == 6 ? 3u : 1u;
     c.xsize = c.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
     c.ysize = qs_bits(y->dtype) / 8;
     c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);

@@ -44,6 +44,8 @@ static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
     case QSIMD_FLOAT8E5M2: return QK_Y_E5M2;
     case QSIMD_FLOAT8E5M2FNUZ: return QK_Y_E5M2FNUZ;
     case QSIMD_FLOAT4E2M1: return packed ? QK_Y_PE2M1 : QK_Y_E2M1;
+    case QSIMD_FLOAT6E2M3: return packed ? QK_Y_PE2M3 : QK_Y_E2M3;
+    case QSIMD_FLOAT6E3M2: return packed ? QK_Y_PE3M2 : QK_Y_E3M2;
     case QSIMD_INT32: case QSIMD_UINT32: return QK_Y_B32;   /* AMD Quark */
     case QSIMD_FLOAT16: return QK_Y_F16;                     /* AMD Quark */
     case QSIMD_BFLOAT16: return QK_Y_BF16;                   /* AMD Quark */
@@ -61,7 +63,8 @@ typedef struct qctx {
     char *y;
     size_t xsize;       /* bytes per x element */
     size_t ysize;       /* bytes per y element; 0 for packed */
-    unsigned per_byte;  /* packed: elements per byte */
+    unsigned per_byte;  /* packed: elements per group of bytes (a byte; 6-bit: 3 bytes) */
+    unsigned gbytes;    /* packed: bytes per group */
     qk_qparams kp;
 } qctx;
 
@@ -79,7 +82,7 @@ static void quant_run(void *vctx, const qs_run *r, const qs_params *pp)
     p.blk = r->blk;
     void *y;
     if (c->per_byte) {
-        y = c->y + r->start / c->per_byte;
+        y = c->y + r->start / c->per_byte * c->gbytes;
         p.phase = (unsigned)(r->start % c->per_byte);
     } else {
         y = c->y + r->start * c->ysize;
@@ -143,8 +146,8 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     src.qk = qk;
     /* float zero points are added only when given: -0 + 0 is +0 */
     src.need = (qk == QK_Q_F64 ? QS_NEED_SCALE64 : 0u) | (yk == QK_Y_B32 ? QS_NEED_ZP64 : 0u) |
-               (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16
-                    ? QS_NEED_ZPF : 0u) |
+               (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16 ||
+                yk >= QK_Y_E2M3 ? QS_NEED_ZPF : 0u) |
                /* the reciprocal form serves float32 quotients rounded to an integer, float8,
                 * float4 (without a zero point), or float16/bfloat16 precision */
                (qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 && yk != QK_Y_BF16
@@ -158,7 +161,9 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.y = (char *)y->data;
     c.xsize = qs_bits(x->dtype) / 8;
     c.ysize = bits < 8 ? 1 : bits / 8;   /* unpacked 4- and 2-bit codes: one per byte */
-    c.per_byte = packed ? 8u / bits : 0u;
+    /* packed groups: one byte of 2 or 4 codes, or 3 bytes of 4 six-bit codes */
+    c.per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 0u;
+    c.gbytes = bits == 6 ? 3u : 1u;
     c.kp.qmin = qmin;
     c.kp.qmax = qmax;
     c.kp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
@@ -166,8 +171,9 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     c.kp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
     c.kp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
     c.kp.stream = qs_stream(plan.n * c.xsize, qs_nbytes(y->dtype, packed, plan.n));
-    if (packed && plan.n % c.per_byte)   /* padding bits of the last byte are zero */
-        c.y[plan.n / c.per_byte] = 0;
+    if (packed && plan.n % c.per_byte)   /* padding bits of the last group are zero */
+        memset(c.y + plan.n / c.per_byte * c.gbytes, 0,
+               qs_nbytes(y->dtype, 1, plan.n) - plan.n / c.per_byte * c.gbytes);
     return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, c.kp.stream, quant_run,
                               &c, err);
 }

@@ -119,16 +119,24 @@ static void report(const char *tname, const char *what, const char *fmt, ...)
 static const char *xk_name[] = {"f32", "f16", "bf16", "i32"};
 static const char *qk_name[] = {"q32", "q16", "qbf16", "q64"};
 static const char *yk_name[] = {"B8", "B16", "P4", "P2", "E4M3FN", "E4M3FNUZ", "E5M2",
-                                "E5M2FNUZ", "E2M1", "PE2M1", "B32", "F16", "BF16"};
+                                "E5M2FNUZ", "E2M1", "PE2M1", "B32", "F16", "BF16",
+                                "E2M3", "PE2M3", "E3M2", "PE3M2"};
 static const char *dk_name[] = {"B8", "B16", "P4", "P2", "B32", "E4M3FN", "E4M3FNUZ", "E5M2",
-                                "E5M2FNUZ", "E2M1", "PE2M1", "F16", "BF16"};
+                                "E5M2FNUZ", "E2M1", "PE2M1", "F16", "BF16",
+                                "E2M3", "PE2M3", "E3M2", "PE3M2"};
 static const char *ok_name[] = {"f32", "f16", "bf16", "e8m0"};
 
-/* float8 / float4 kinds */
-static int fp_y(int yk) { return yk >= QK_Y_E4M3FN && yk <= QK_Y_PE2M1; }
+/* float8 / float4 / float6 kinds */
+static int fp_y(int yk) { return (yk >= QK_Y_E4M3FN && yk <= QK_Y_PE2M1) || yk >= QK_Y_E2M3; }
+/* packed float6: 4 codes in 3 bytes */
+static int p6_y(int yk) { return yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2; }
+static int p6_d(int dk) { return dk == QK_D_PE2M3 || dk == QK_D_PE3M2; }
+static size_t p6_bytes(unsigned phase, size_t n) { return ((phase + n) * 6 + 7) / 8; }
 static int fp_format(int yk)
 {
     switch (yk) {
+    case QK_Y_E2M3: case QK_Y_PE2M3: return QK_FP_E2M3;
+    case QK_Y_E3M2: case QK_Y_PE3M2: return QK_FP_E3M2;
     case QK_Y_E4M3FN: return QK_FP_E4M3FN;
     case QK_Y_E4M3FNUZ: return QK_FP_E4M3FNUZ;
     case QK_Y_E5M2: return QK_FP_E5M2;
@@ -233,11 +241,12 @@ static float gen_scale(int qk, int kind)
  * float32 ulp around them, scaled copies, specials, any bit pattern. */
 static float fp_quotient(int fmt)
 {
-    uint8_t code = (uint8_t)(fmt == QK_FP_E2M1 ? rnd32() & 0xf : rnd32());
+    uint8_t cmask = fmt == QK_FP_E2M1 ? 0xf : fmt == QK_FP_E2M3 || fmt == QK_FP_E3M2 ? 0x3f : 0xff;
+    uint8_t code = (uint8_t)(rnd32() & cmask);
     float v = qk_fp_to_f32(code, fmt);
     if (!(fabsf(v) < INFINITY)) v = qk_fp_to_f32((uint8_t)(code & 0x3f), fmt);
     uint8_t up = (uint8_t)(code + 1);
-    float w = qk_fp_to_f32(fmt == QK_FP_E2M1 ? (uint8_t)(up & 0xf) : up, fmt);
+    float w = qk_fp_to_f32((uint8_t)(up & cmask), fmt);
     switch (rndn(8)) {
     case 0: case 1: return v;
     case 2: case 3:
@@ -272,7 +281,8 @@ static size_t ybytes_of(int yk, unsigned phase, size_t n)
     case QK_Y_B16: return 2 * n;
     case QK_Y_P4: case QK_Y_PE2M1: return (phase + n + 1) / 2;
     case QK_Y_P2: return (phase + n + 3) / 4;
-    default: return n;   /* float8, unpacked float4 */
+    case QK_Y_PE2M3: case QK_Y_PE3M2: return p6_bytes(phase, n);
+    default: return n;   /* float8, unpacked float4 / float6 */
     }
 }
 
@@ -335,12 +345,13 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
     /* float4 zero points (added in float); the same arena, the integer ones are unused */
     float *zpf = (float *)zp;
-    int fp = fp_y(c->yk), f4 = c->yk == QK_Y_E2M1 || c->yk == QK_Y_PE2M1;
+    int fp = fp_y(c->yk), f4 = c->yk == QK_Y_E2M1 || c->yk == QK_Y_PE2M1 || c->yk >= QK_Y_E2M3;
     for (size_t e = 0; e < entries; e++) {
         scale[e] = gen_scale(c->qk, c->scale_kind);
         if (f4) {
-            static const float z4[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -3.0f, 6.0f, -6.0f};
-            zpf[e] = z4[rndn(8)];
+            static const float z4[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -3.0f, 6.0f, -6.0f,
+                                       7.5f, -28.0f, 0.125f, -0.0625f};
+            zpf[e] = z4[rndn(c->yk >= QK_Y_E2M3 ? 12 : 8)];
             continue;
         }
         scale64[e] = scale[e];
@@ -444,6 +455,12 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
         if ((r2[G] & first_keep) != (pattern[G] & first_keep)) guard_bad = 1;
         if ((r2[G + yb - 1] & last_keep) != (pattern[G + yb - 1] & last_keep)) guard_bad = 1;
     }
+    if (p6_y(c->yk) && !c->inplace) {   /* every bit of the run's bytes outside its slots */
+        for (size_t bit = 0; bit < yb * 8; bit++) {
+            if (bit >= (size_t)c->phase * 6 && bit < (c->phase + n) * 6) continue;
+            if (((r2[G + bit / 8] ^ pattern[G + bit / 8]) >> (bit % 8)) & 1u) guard_bad = 1;
+        }
+    }
     if (guard_bad)
         report(tname, what, "n=%zu blk=%zu phase=%u: bytes outside the run changed", n, c->blk,
                c->phase);
@@ -469,7 +486,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
     qk_quant_fn fn = t->quant[xk][qk][yk], ref = qk_scalar_table.quant[xk][qk][yk];
     size_t nt;
     const qtype *types = types_for(yk, &nt);
-    unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 ? 4 : 1;
+    unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 || p6_y(yk) ? 4 : 1;
     size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2, ys = yk == QK_Y_B16 ? 2 : 1;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
@@ -488,7 +505,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.y_at_end = rndn(2);
             c.xoff = rndn(4) * xs + (rndn(8) == 0 ? shift(1, xs) : 0);
             /* packed float4 kernels do not support y == x (no API path asks for it) */
-            c.inplace = rndn(8) == 0 && yk != QK_Y_PE2M1;
+            c.inplace = rndn(8) == 0 && yk != QK_Y_PE2M1 && !p6_y(yk);
             c.yoff = shift(rndn(4), c.inplace ? xs : ys);   /* in place: y holds x first */
             c.sat = (int)(k & 1);
             run_quant(tname, fn, ref, &c);
@@ -571,7 +588,8 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     }
     size_t xb = c->dk == QK_D_B16 ? 2 * n
               : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? (c->phase + n + 1) / 2
-              : c->dk == QK_D_P2 ? (c->phase + n + 3) / 4 : n;
+              : c->dk == QK_D_P2 ? (c->phase + n + 3) / 4
+              : p6_d(c->dk) ? p6_bytes(c->phase, n) : n;
     unsigned char *x = c->x_at_end ? arena_place(&ax, xb, 1, 0)
                                    : arena_place(&ax, xb + c->xoff, 0, c->xoff);
     for (size_t i = 0; i < xb; i++) x[i] = (unsigned char)rnd32();   /* high bits included */
@@ -589,6 +607,13 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     memset(&p, 0, sizeof p);
     p.scale = scale;
     p.zp = c->zp_null ? NULL : zp;
+    if (c->dk >= QK_D_E2M3) {   /* float6: zero points subtracted in float */
+        static const float z6[] = {0.0f, -0.0f, 0.5f, -1.5f, 7.5f, -28.0f, 0.0625f};
+        float *zpf = arena_place(&asc64, entries * sizeof(float), 1, 0);
+        for (size_t e = 0; e < entries; e++) zpf[e] = z6[rndn(7)];
+        p.zp = NULL;
+        p.zpf = c->zp_null ? NULL : zpf;
+    }
     p.blk = c->blk;
     p.bits = c->bits;
     p.is_signed = c->is_signed;
@@ -619,7 +644,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
 static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
 {
     qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
-    unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 ? 4 : 1;
+    unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 || p6_d(dk) ? 4 : 1;
     static const unsigned b8bits[] = {8, 4, 2};
     size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
     size_t maxn = quick ? 100 : 300;

@@ -183,9 +183,11 @@ static float gen_dq_scale(void)
 static const char *xk_name[] = {"f32", "f16", "bf16", "i32"};
 static const char *qk_name[] = {"q_f32", "q_f16", "q_bf16", "q_f64"};
 static const char *yk_name[] = {"b8", "b16", "p4", "p2", "e4m3fn", "e4m3fnuz", "e5m2",
-                                "e5m2fnuz", "e2m1", "pe2m1", "b32", "f16", "bf16"};
+                                "e5m2fnuz", "e2m1", "pe2m1", "b32", "f16", "bf16",
+                                "e2m3", "pe2m3", "e3m2", "pe3m2"};
 static const char *dk_name[] = {"b8", "b16", "p4", "p2", "b32", "e4m3fn", "e4m3fnuz", "e5m2",
-                                "e5m2fnuz", "e2m1", "pe2m1", "f16", "bf16"};
+                                "e5m2fnuz", "e2m1", "pe2m1", "f16", "bf16",
+                                "e2m3", "pe2m3", "e3m2", "pe3m2"};
 static const char *ok_name[] = {"f32", "f16", "bf16", "e8m0"};
 
 /* float8 / float4 output kinds (the saturate flag matters, the range fields do not) */

@@ -1,17 +1,19 @@
-"""Exhaustive check of qsimd's float32 -> float8 / float4 conversions against ml_dtypes.
+"""Exhaustive check of qsimd's float32 -> float8 / float4 / float6 conversions against ml_dtypes.
 
 Every one of the 2^32 float32 bit patterns (NaNs, infinities, subnormals, both zeros) is
 quantized with scale 1 (x / 1 is x) to float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
-float8_e5m2fnuz and float4_e2m1fn, with saturate 0 and 1, on every instruction set this
-machine can run, and compared byte for byte with ml_dtypes' cast (after the ONNX
-reference's clip to +-max for saturate=1). Float4 is checked unpacked and packed. As an
+float8_e5m2fnuz, float4_e2m1fn, float6_e2m3fn and float6_e3m2fn, with saturate 0 and 1, on
+every instruction set this machine can run, and compared byte for byte with ml_dtypes' cast
+(after the ONNX reference's clip to +-max for saturate=1; float4 and float6 saturate in the
+cast itself). Float4 and float6 are checked unpacked and packed (float6: 4 codes in 3 bytes,
+as onnx.numpy_helper packs them). As an
 extra, every float32 is rounded to float8_e8m0fnu through DequantizeLinear (x = 1 with a
 per-axis scale holding the values, e8m0 output).
 
 Not a pytest test (it takes minutes): run it by hand or in a nightly job.
 
     python tests/sweeps/sweep_float8.py [--isa scalar,avx2] [--jobs 2] [--chunk-bits 24]
-                                        [--limit-chunks N]
+                                        [--limit-chunks N] [--formats float6e2m3,float6e3m2]
 """
 from __future__ import annotations
 
@@ -30,13 +32,25 @@ FORMATS = {
     "float8e5m2": ml_dtypes.float8_e5m2,
     "float8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
     "float4e2m1": ml_dtypes.float4_e2m1fn,
+    "float6e2m3": ml_dtypes.float6_e2m3fn,
+    "float6e3m2": ml_dtypes.float6_e3m2fn,
 }
+FINITE = ("float4e2m1", "float6e2m3", "float6e3m2")   # no inf / NaN: saturate is moot
 E8M0_SUB = 1 << 20   # per-axis scale entries per DequantizeLinear call (memory bound)
 
 
 def _pack4(codes: np.ndarray) -> np.ndarray:
     c = codes.view(np.uint8) & np.uint8(0x0F)
     return (c[0::2] | (c[1::2] << np.uint8(4))).astype(np.uint8)
+
+
+def _pack6(codes: np.ndarray) -> np.ndarray:
+    c = codes.view(np.uint8) & np.uint8(0x3F)   # a multiple of 4 codes
+    out = np.empty((c.size // 4, 3), np.uint8)
+    out[:, 0] = c[0::4] | (c[1::4] << np.uint8(6))
+    out[:, 1] = (c[1::4] >> np.uint8(2)) | (c[2::4] << np.uint8(4))
+    out[:, 2] = (c[2::4] >> np.uint8(4)) | (c[3::4] << np.uint8(2))
+    return out.reshape(-1)
 
 
 def _record(bad, key, x, got, want, found):
@@ -51,16 +65,18 @@ def _record(bad, key, x, got, want, found):
 
 def check_chunk(args):
     """All checks for the float32 patterns [start, start + size), on each ISA."""
-    start, size, isas = args
+    start, size, isas, formats, e8m0 = args
     import qsimd
     x = (np.arange(size, dtype=np.uint64) + np.uint64(start)).astype(np.uint32).view(np.float32)
     one = np.float32(1)
     counts, bad, found = {}, {}, {}
     with np.errstate(all="ignore"):
-        for name, t in FORMATS.items():
+        for name, t in ((k, FORMATS[k]) for k in formats):
             fi = ml_dtypes.finfo(t)
             for sat in (0, 1):
-                v = np.clip(x, fi.min, fi.max) if sat and name != "float4e2m1" else x
+                if sat == 0 and name in FINITE and len(formats) < len(FORMATS):
+                    continue   # a subset run: saturate is moot for these
+                v = np.clip(x, fi.min, fi.max) if sat and name not in FINITE else x
                 want = v.astype(t).view(np.uint8)
                 for isa in isas:
                     qsimd.set_isa(isa)
@@ -69,13 +85,14 @@ def check_chunk(args):
                     key = (isa, name, sat, "")
                     counts[key] = counts.get(key, 0) + size
                     _record(bad, key, x, got, want, found)
-                    if name == "float4e2m1" and sat:   # float4 ignores saturate
+                    if name in FINITE and sat:   # float4 / float6 ignore saturate
                         p = qsimd.quantize_linear(x, one, output_dtype=name, packed=True)
                         key = (isa, name, sat, "packed")
                         counts[key] = counts.get(key, 0) + size
-                        bad[key] = bad.get(key, 0) + int(np.count_nonzero(p != _pack4(want)))
+                        pw = _pack4(want) if name == "float4e2m1" else _pack6(want)
+                        bad[key] = bad.get(key, 0) + int(np.count_nonzero(p != pw))
         ones = np.ones(E8M0_SUB, np.int8)
-        for s0 in range(0, size, E8M0_SUB):
+        for s0 in range(0, size if e8m0 else 0, E8M0_SUB):
             xs = x[s0:s0 + E8M0_SUB]
             want = xs.astype(ml_dtypes.float8_e8m0fnu).view(np.uint8)
             for isa in isas:
@@ -95,6 +112,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--chunk-bits", type=int, default=24)
     ap.add_argument("--limit-chunks", type=int, default=0, help="check only N chunks (smoke)")
+    ap.add_argument("--formats", default="", help="comma-separated formats (default: all, and "
+                    "the e8m0 rounding)")
     a = ap.parse_args(argv)
     import qsimd
     isas = [s for s in a.isa.split(",") if s] or qsimd.available_isas()
@@ -109,7 +128,9 @@ def main(argv=None):
     t0 = time.perf_counter()
     counts, bad, found = {}, {}, {}
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
-        for i, (c, b, f) in enumerate(pool.map(check_chunk, [(s, size, isas) for s in starts])):
+        formats = [f for f in a.formats.split(",") if f] or list(FORMATS)
+        jobs = [(s, size, isas, formats, not a.formats) for s in starts]
+        for i, (c, b, f) in enumerate(pool.map(check_chunk, jobs)):
             for k, v in c.items():
                 counts[k] = counts.get(k, 0) + v
             for k, v in b.items():
