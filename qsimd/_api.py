@@ -420,6 +420,71 @@ def dynamic_quantize_linear(x, *, out=None):
             np.array(zp, dtype=np.uint8))
 
 
+_DYN_TYPES = (2, 3, 21, 22)   # uint8, int8, uint4, int4
+
+
+def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symmetric=False,
+                     out=None, num_threads=None):
+    """Dynamic quantization per row (per token) or per block: every group of `block_size`
+    consecutive elements along `axis` (None: the whole axis) gets its own scale and zero
+    point from its range, in one pass over the group while it is in the caches. Returns
+    ``(y, scale, zero_point)``.
+
+    x: float32, at least 1-D. output_dtype: uint8 (default), int8, uint4 or int4.
+    Asymmetric (default): DynamicQuantizeLinear's formulas on each group with the type's
+    range: ``M = max(0, max g)``, ``m = min(0, min g)``, ``scale = (M - m) / (qmax - qmin)``
+    in float32, ``zero_point = round_half_even(clamp(qmin - m / scale, qmin, qmax))``; for
+    uint8 each group equals ONNX DynamicQuantizeLinear of that group alone.
+    symmetric=True (int8 / int4): ``scale = max|g| / 127`` (or / 7) in float32, zero point 0.
+    NaN elements are ignored when finding the range and become qmin (as in quantize_linear);
+    an all-zero (or all-NaN) group gets scale 1 / (qmax - qmin) (symmetric: 1 / qmax); an
+    infinite element makes the scale infinite (see README).
+    scale (float32) and zero_point (output type; zeros when symmetric) have x's shape with
+    ``ceil(D / block_size)`` entries along `axis` (1 for whole-axis groups), so
+    ``dequantize_linear(y, scale, zero_point, axis=axis, block_size=block_size or D)`` with
+    ``D = x.shape[axis]`` (ONNX DequantizeLinear, blocked, opset 21+) takes them as they are.
+    out: a y of x's shape and the output type to write into. num_threads: as quantize_linear.
+    """
+    r = _core.dynamic_fast(x, axis, block_size, output_dtype, symmetric, out, num_threads)
+    if r is not None:
+        return r
+    x, _ = _float_input(x, "x", (1,), False)
+    yt = resolve(output_dtype, "output_dtype")
+    if yt not in _DYN_TYPES:
+        raise TypeError(f"output_dtype must be uint8, int8, uint4 or int4, got {name_of(yt)}")
+    sym = _flag(symmetric, "symmetric")
+    if sym and yt in (2, 21):
+        raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
+                         f"{name_of(yt)}")
+    r = x.ndim
+    if r == 0:
+        raise ValueError("x must have at least one dimension (groups lie along an axis)")
+    axis = _attr64(axis, "axis")
+    if not -r <= axis < r:
+        raise ValueError(f"axis {axis} is out of range for x of rank {r} "
+                         f"(expected {-r} <= axis <= {r - 1})")
+    a = axis % r
+    d = x.shape[a]
+    if block_size is None:
+        block = 0
+    else:
+        block = _attr64(block_size, "block_size")
+        if block < 1:
+            raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
+    if x.size == 0:
+        raise ValueError("x is empty: dynamic quantization needs at least one element per "
+                         "group")
+    nblocks = 1 if block == 0 else -(-d // block)
+    sshape = x.shape[:a] + (nblocks,) + x.shape[a + 1:]
+    dtype = CODE_TO_DTYPE[yt]
+    y, user_out = _output(out, x.shape, dtype, (x,))
+    scale = np.empty(sshape, np.float32)
+    zp = np.zeros(sshape, dtype) if sym else np.empty(sshape, dtype)
+    _core.dynamic_groups(x, y, yt, scale, zp, axis, block, 1 if sym else 0,
+                         _threads(num_threads))
+    return _finish(y, user_out), scale, zp
+
+
 def _private(a):
     """A read-only copy of a prepared parameter: later changes to the caller's array cannot
     reach a prepared operator, and no `out=` can overlap it."""

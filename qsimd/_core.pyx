@@ -50,6 +50,14 @@ cdef extern from "qsimd.h" nogil:
                                 qsimd_error *err)
     int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
                                       float *y_scale, uint8_t *y_zero_point, qsimd_error *err)
+    ctypedef struct qsimd_dynamic_options:
+        int64_t axis
+        int64_t block_size
+        int32_t symmetric
+        int32_t num_threads
+    int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                               const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                               const qsimd_dynamic_options *opt, qsimd_error *err)
     const char *qsimd_get_isa()
     int qsimd_isa_available(const char *name)
     int qsimd_set_isa(const char *name, qsimd_error *err)
@@ -165,6 +173,29 @@ def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return scale, zp
+
+
+def dynamic_groups(cnp.ndarray x, cnp.ndarray y, int yt, cnp.ndarray scale, object zp,
+                   int64_t axis, int64_t block_size, int symmetric, int num_threads):
+    cdef shaped sx, sy, ss, sz
+    cdef qsimd_dynamic_options opt
+    cdef qsimd_error err
+    cdef int rc
+    cdef const qsimd_tensor *pz = NULL
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, yt, 0)
+    fill(&ss, scale, 1, 0)
+    if zp is not None:
+        fill(&sz, <cnp.ndarray>zp, yt, 0)
+        pz = &sz.t
+    opt.axis = axis
+    opt.block_size = block_size
+    opt.symmetric = symmetric
+    opt.num_threads = num_threads
+    with nogil:
+        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, pz, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
 
 
 def set_num_threads(int n):
@@ -1209,3 +1240,56 @@ cdef _enable_vectorcall():
         qs_enable_vcall(t, off)
 
 _enable_vectorcall()
+
+
+def dynamic_fast(object x, object axis, object block_size, object output_dtype,
+                 object symmetric, object out, object num_threads):
+    """qsimd.dynamic_quantize for arguments in final form; None: take the general path
+    (which also owns every error message)."""
+    cdef int yt, sym, nt, nd, i, a, rc
+    cdef int64_t c_axis, c_block = 0, d, nb
+    cdef cnp.ndarray ax, s, z
+    cdef cnp.npy_intp sdims[32]
+    cdef shaped sx, sy, ss, sz
+    cdef param none
+    cdef qsimd_dynamic_options opt
+    cdef qsimd_error err
+    if _arr_code(x) != 1 or not _int64(axis, &c_axis):
+        return None
+    if block_size is not None and (not _int64(block_size, &c_block) or c_block < 1):
+        return None
+    yt = _spec_code(output_dtype)
+    sym = _flag(symmetric)
+    nt = _threads(num_threads)
+    if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
+        return None
+    ax = <cnp.ndarray>x
+    nd = cnp.PyArray_NDIM(ax)
+    if nd == 0 or c_axis < -nd or c_axis >= nd or cnp.PyArray_SIZE(ax) == 0:
+        return None
+    a = <int>(c_axis + nd if c_axis < 0 else c_axis)
+    d = cnp.PyArray_DIMS(ax)[a]
+    nb = 1 if c_block == 0 else (d + c_block - 1) // c_block
+    for i in range(nd):
+        sdims[i] = <cnp.npy_intp>nb if i == a else cnp.PyArray_DIMS(ax)[i]
+    none.lo = NULL
+    y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
+                <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &none, NULL)
+    if y is None:
+        return None
+    s = cnp.PyArray_EMPTY(nd, sdims, cnp.NPY_FLOAT32, 0)
+    z = cnp.PyArray_ZEROS(nd, sdims, _num_of[yt], 0) if sym else \
+        cnp.PyArray_EMPTY(nd, sdims, _num_of[yt], 0)
+    fill(&sx, ax, 1, 0)
+    fill(&sy, <cnp.ndarray>y, yt, 0)
+    fill(&ss, s, 1, 0)
+    fill(&sz, z, yt, 0)
+    opt.axis = c_axis
+    opt.block_size = c_block
+    opt.symmetric = sym
+    opt.num_threads = nt
+    with nogil:
+        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return y, s, z

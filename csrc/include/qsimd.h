@@ -160,6 +160,33 @@ QSIMD_API int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_t
                                             float *y_scale, uint8_t *y_zero_point,
                                             qsimd_error *err);
 
+/* Dynamic quantization per group (per row / per token, or per block): every group of
+ * block_size consecutive elements along `axis` (block_size 0: the whole axis) gets its own
+ * scale and zero point from its NaN-ignoring range, then is quantized with them.
+ *   asymmetric (symmetric = 0): DynamicQuantizeLinear's formulas for the output range
+ *     [qmin, qmax]: M = max(0, max x), m = min(0, min x), scale = (M - m) / (qmax - qmin)
+ *     in float32 (M == m: 1 / (qmax - qmin)), zp = round_half_even(clamp(qmin - m / scale,
+ *     qmin, qmax)); for uint8 each group equals DynamicQuantizeLinear of that group alone.
+ *   symmetric (int8 / int4 only): scale = max|x| / qmax in float32 (127 or 7; all zero or
+ *     all NaN: 1 / qmax), zero point 0.
+ * Then y = QuantizeLinear(x, scale, zp) per group (NaN -> qmin, CONTRACT.md).
+ *   x           FLOAT, rank >= 1, not empty.
+ *   y           x's shape: UINT8, INT8, UINT4 or INT4 (one per byte, not packed).
+ *   scale       FLOAT, x's shape with ceil(D / block_size) entries along axis (1 for whole-
+ *               axis groups): what DequantizeLinear takes with block_size (D for whole-axis
+ *               groups).
+ *   zero_point  y's type, scale's shape; required unless symmetric (then NULL, or zeroed). */
+typedef struct qsimd_dynamic_options {
+    int64_t axis;           /* default -1 */
+    int64_t block_size;     /* 0 = the whole axis */
+    int32_t symmetric;      /* 0 or 1 */
+    int32_t num_threads;    /* 0 = the process default, else 1..64 */
+} qsimd_dynamic_options;
+QSIMD_API void qsimd_dynamic_options_init(qsimd_dynamic_options *opt);
+QSIMD_API int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                     const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                     const qsimd_dynamic_options *opt, qsimd_error *err);
+
 /* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64).
  * The choice is process-wide; the environment variable QSIMD_ISA sets the first one. */
 QSIMD_API const char *qsimd_get_isa(void);              /* the one in use */

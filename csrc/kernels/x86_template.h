@@ -958,8 +958,31 @@ static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
         lo0 = qv_min(v, lo0);
         hi0 = qv_max(v, hi0);
     }
+    /* Fast fold (per-row callers pay for it once per row): the lanes combined, then a tree
+     * over the lanes. The accumulators hold no NaN, so a nonzero result is the one value
+     * the scalar loop finds; a zero result needs the sign rule below, from the lanes kept
+     * apart. */
+    float t[QV_W], a, b;
+    size_t k, w;
+    qv_storeu_f(t, qv_min(qv_min(lo0, lo1), qv_min(lo2, lo3)));
+    for (w = QV_W / 2; w >= 1; w /= 2)
+        for (k = 0; k < w; k++) t[k] = t[k + w] < t[k] ? t[k + w] : t[k];
+    a = t[0];
+    qv_storeu_f(t, qv_max(qv_max(hi0, hi1), qv_max(hi2, hi3)));
+    for (w = QV_W / 2; w >= 1; w /= 2)
+        for (k = 0; k < w; k++) t[k] = t[k + w] > t[k] ? t[k + w] : t[k];
+    b = t[0];
+    for (k = i; k < n; k++) {   /* comparisons with NaN are false: NaN is skipped */
+        a = x[k] < a ? x[k] : a;
+        b = x[k] > b ? x[k] : b;
+    }
+    if (a != 0.0f && b != 0.0f) {
+        *mn = a;
+        *mx = b;
+        return;
+    }
     float c[QT_U + QV_W];
-    size_t nc = QT_U, k;
+    size_t nc = QT_U;
     qv_storeu_f(c, lo0); qv_storeu_f(c + QV_W, lo1);
     qv_storeu_f(c + 2 * QV_W, lo2); qv_storeu_f(c + 3 * QV_W, lo3);
     for (k = i; k < n; k++) c[nc++] = x[k];
