@@ -962,20 +962,30 @@ static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
      * over the lanes. The accumulators hold no NaN, so a nonzero result is the one value
      * the scalar loop finds; a zero result needs the sign rule below, from the lanes kept
      * apart. */
-    float t[QV_W], a, b;
-    size_t k, w;
-    qv_storeu_f(t, qv_min(qv_min(lo0, lo1), qv_min(lo2, lo3)));
-    for (w = QV_W / 2; w >= 1; w /= 2)
-        for (k = 0; k < w; k++) t[k] = t[k + w] < t[k] ? t[k + w] : t[k];
-    a = t[0];
-    qv_storeu_f(t, qv_max(qv_max(hi0, hi1), qv_max(hi2, hi3)));
-    for (w = QV_W / 2; w >= 1; w /= 2)
-        for (k = 0; k < w; k++) t[k] = t[k + w] > t[k] ? t[k + w] : t[k];
-    b = t[0];
-    for (k = i; k < n; k++) {   /* comparisons with NaN are false: NaN is skipped */
-        a = x[k] < a ? x[k] : a;
-        b = x[k] > b ? x[k] : b;
+    float tl[QV_W], th[QV_W], a, b;
+    float l0 = INFINITY, l1 = INFINITY, l2 = INFINITY, l3 = INFINITY;
+    float h0 = -INFINITY, h1 = -INFINITY, h2 = -INFINITY, h3 = -INFINITY;
+    size_t k;
+    qv_storeu_f(tl, qv_min(qv_min(lo0, lo1), qv_min(lo2, lo3)));
+    qv_storeu_f(th, qv_max(qv_max(hi0, hi1), qv_max(hi2, hi3)));
+    for (k = 0; k < QV_W; k += 4) {   /* eight independent chains, in registers */
+        l0 = tl[k] < l0 ? tl[k] : l0; l1 = tl[k + 1] < l1 ? tl[k + 1] : l1;
+        l2 = tl[k + 2] < l2 ? tl[k + 2] : l2; l3 = tl[k + 3] < l3 ? tl[k + 3] : l3;
+        h0 = th[k] > h0 ? th[k] : h0; h1 = th[k + 1] > h1 ? th[k + 1] : h1;
+        h2 = th[k + 2] > h2 ? th[k + 2] : h2; h3 = th[k + 3] > h3 ? th[k + 3] : h3;
     }
+    for (k = i; k + 4 <= n; k += 4) {   /* comparisons with NaN are false: NaN is skipped */
+        l0 = x[k] < l0 ? x[k] : l0; l1 = x[k + 1] < l1 ? x[k + 1] : l1;
+        l2 = x[k + 2] < l2 ? x[k + 2] : l2; l3 = x[k + 3] < l3 ? x[k + 3] : l3;
+        h0 = x[k] > h0 ? x[k] : h0; h1 = x[k + 1] > h1 ? x[k + 1] : h1;
+        h2 = x[k + 2] > h2 ? x[k + 2] : h2; h3 = x[k + 3] > h3 ? x[k + 3] : h3;
+    }
+    for (; k < n; k++) {
+        l0 = x[k] < l0 ? x[k] : l0;
+        h0 = x[k] > h0 ? x[k] : h0;
+    }
+    l0 = l1 < l0 ? l1 : l0; l2 = l3 < l2 ? l3 : l2; a = l2 < l0 ? l2 : l0;
+    h0 = h1 > h0 ? h1 : h0; h2 = h3 > h2 ? h3 : h2; b = h2 > h0 ? h2 : h0;
     if (a != 0.0f && b != 0.0f) {
         *mn = a;
         *mx = b;
