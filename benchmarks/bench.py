@@ -324,6 +324,41 @@ def case_dynamic(n, use_out=True):
     return ours, peers, floor_fn(4 * n, n), n
 
 
+def case_dynamic_rows(n, use_out=True, out_name="uint8"):
+    """Per-row dynamic quantization of (n / 1024, 1024) float32 (rows of 1024 elements, one
+    scale and zero point each). Peers: torch's per-token helpers (choose_qparams_per_token_
+    asymmetric + quantize_per_token, int8 asymmetric: the same work for an 8-bit type), and
+    qsimd's own per-tensor quantize_linear of the same tensor with a given scale (the bar:
+    per-row at most 1.3x of it)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((max(1, n // 1024), min(n, 1024))).astype(np.float32)
+    dt = np.dtype(np.uint8 if out_name == "uint8" else np.int8)
+    out = np.empty(x.shape, dt)
+    kw = {"out": out} if use_out else {}
+    ours = lambda: qsimd.dynamic_quantize(x, output_dtype=dt, **kw)  # noqa: E731
+    peers = {"Q per-tensor": lambda: qsimd.quantize_linear(x, np.float32(0.05), dt.type(0), **kw)}
+
+    def np_rows():
+        hi = np.maximum(x.max(axis=1, keepdims=True), 0)
+        lo = np.minimum(x.min(axis=1, keepdims=True), 0)
+        s = ((hi - lo) / np.float32(255)).astype(np.float32)
+        z = np.clip(np.rint(-lo / s), 0, 255)
+        return np.clip(np.rint(x / s) + z, 0, 255).astype(np.uint8), s, z
+    peers["numpy"] = np_rows
+    if torch is not None:
+        try:
+            from torch.ao.quantization.fx import _decomposed as tdec
+            tx = torch.from_numpy(x)
+
+            def torch_rows():
+                s, z = tdec.choose_qparams_per_token_asymmetric(tx, torch.int8)
+                return tdec.quantize_per_token(tx, s, z, -128, 127, torch.int8), s, z
+            peers["torch"] = torch_rows
+        except ImportError:   # older torch: no per-token helpers
+            pass
+    return ours, peers, floor_fn(4 * x.size, x.size), x.size
+
+
 CASES = {
     "q_u8": ("quantize f32->u8 per-tensor", lambda n, o: case_quant(n, "uint8", use_out=o)),
     "q_i8": ("quantize f32->i8 per-tensor", lambda n, o: case_quant(n, "int8", use_out=o)),
@@ -337,6 +372,8 @@ CASES = {
     "dq_i4": ("dequantize int4->f32 per-tensor", lambda n, o: case_dequant(n, "int4", use_out=o)),
     "dq_u8_f16": ("dequantize u8->f16 per-tensor", lambda n, o: case_dequant(n, "uint8", out_dtype=np.float16, use_out=o)),
     "dyn": ("DynamicQuantizeLinear f32->u8", lambda n, o: case_dynamic(n, o)),
+    "dyn_row": ("dynamic_quantize per row of 1024 f32->u8", lambda n, o: case_dynamic_rows(n, o)),
+    "dyn_row_i8": ("dynamic_quantize per row of 1024 f32->i8 asym", lambda n, o: case_dynamic_rows(n, o, "int8")),
     "q_e4m3": ("quantize f32->float8e4m3fn per-tensor", lambda n, o: case_quant_fp(n, "float8e4m3fn", use_out=o)),
     "dq_e4m3": ("dequantize float8e4m3fn->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float8e4m3fn", use_out=o)),
     "q_f4p": ("quantize f32->float4e2m1 packed per-tensor", lambda n, o: case_quant_fp(n, "float4e2m1", packed=True, use_out=o)),
@@ -344,7 +381,7 @@ CASES = {
     "q_f6e2m3p": ("quantize f32->float6e2m3 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e2m3", use_out=o)),
     "q_f6e3m2p": ("quantize f32->float6e3m2 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e3m2", use_out=o)),
 }
-PEERS = ("numpy", "onnxruntime", "torch")
+PEERS = ("numpy", "onnxruntime", "torch", "Q per-tensor")
 
 
 def machine() -> str:

@@ -12,10 +12,13 @@ except ImportError as e:   # pragma: no cover - depends on how qsimd was install
         "checkout, build it with `pip install -e .` (or run from another directory to use "
         f"an installed qsimd). Original error: {e}") from e
 from ._api import (
+    Dequantizer,
+    Quantizer,
     PackedTensor,
     available_isas,
     cpu_features,
     dequantize_linear,
+    dynamic_quantize,
     dynamic_quantize_linear,
     get_include,
     get_isa,
@@ -44,10 +47,13 @@ from . import _memory
 _core.set_result_cache(_memory.result_cache_at_import())
 
 __all__ = [
+    "Quantizer",
+    "Dequantizer",
     "PackedTensor",
     "quantize_linear",
     "dequantize_linear",
     "dynamic_quantize_linear",
+    "dynamic_quantize",
     "pack",
     "unpack",
     "cpu_features",

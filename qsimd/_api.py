@@ -195,6 +195,43 @@ def _threads(value) -> int:
     return n
 
 
+def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
+              limit):
+    """QuantizeLinear's parameters and attributes, validated and converted (shared by
+    quantize_linear and Quantizer)."""
+    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
+    ot = None
+    if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
+        ot = resolve(output_dtype, "output_dtype")
+        if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
+            raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
+                            f"(supported: {_names(Q_OUTPUT_CODES)})")
+    zt = None
+    if zero_point is not None:
+        zero_point, zt = _typed_array(zero_point, "zero_point", ot or 2,
+                                      tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
+                                      else Q_OUTPUT_CODES, limit)
+        if ot is not None and zt != ot:
+            raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
+    yt = ot or zt or 2
+    if yt not in Q_OUTPUT_CODES:
+        raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
+                        f"(supported: {_names(Q_OUTPUT_CODES)})")
+    _flag(saturate, "saturate")
+    prec = 0
+    if precision is not None and not (isinstance(precision, (int, np.integer))
+                                      and not isinstance(precision, bool) and precision == 0):
+        prec = resolve(precision, "precision")
+        if prec not in FLOAT_OUT_CODES:
+            raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
+    packed = _flag(packed, "packed")
+    if packed and yt not in SUBBYTE_BITS:
+        raise ValueError(f"packed=True needs a 6-, 4- or 2-bit output type, not {name_of(yt)}")
+    return scale, st, zero_point, zt, yt, prec, axis, block_size, packed
+
+
 def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                     saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
@@ -243,37 +280,9 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         if r is not None:
             return _finish(*r)
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
-    limit = _param_limit(x.shape)
-    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
-    ot = None
-    if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
-        ot = resolve(output_dtype, "output_dtype")
-        if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
-            raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
-                            f"(supported: {_names(Q_OUTPUT_CODES)})")
-    zt = None
-    if zero_point is not None:
-        zero_point, zt = _typed_array(zero_point, "zero_point", ot or 2,
-                                      tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
-                                      else Q_OUTPUT_CODES, limit)
-        if ot is not None and zt != ot:
-            raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
-    yt = ot or zt or 2
-    if yt not in Q_OUTPUT_CODES:
-        raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
-                        f"(supported: {_names(Q_OUTPUT_CODES)})")
-    _flag(saturate, "saturate")
-    prec = 0
-    if precision is not None and not (isinstance(precision, (int, np.integer))
-                                      and not isinstance(precision, bool) and precision == 0):
-        prec = resolve(precision, "precision")
-        if prec not in FLOAT_OUT_CODES:
-            raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
-    axis = _attr64(axis, "axis")
-    block_size = _attr64(block_size, "block_size")
-    packed = _flag(packed, "packed")
-    if packed and yt not in SUBBYTE_BITS:
-        raise ValueError(f"packed=True needs a 6-, 4- or 2-bit output type, not {name_of(yt)}")
+    scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
+        scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
+        _param_limit(x.shape))
     if packed:
         bits = SUBBYTE_BITS[yt]
         shape = ((x.size * bits + 7) // 8,)
@@ -414,6 +423,215 @@ def dynamic_quantize_linear(x, *, out=None):
     scale, zp = _core.dynamic_quantize(x, y)
     return (_finish(y, user_out), np.array(scale, dtype=np.float32),
             np.array(zp, dtype=np.uint8))
+
+
+_DYN_TYPES = (2, 3, 21, 22)   # uint8, int8, uint4, int4
+
+
+def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symmetric=False,
+                     out=None, num_threads=None):
+    """Dynamic quantization per row (per token) or per block: every group of `block_size`
+    consecutive elements along `axis` (None: the whole axis) gets its own scale and zero
+    point from its range, in one pass over the group while it is in the caches. Returns
+    ``(y, scale, zero_point)``.
+
+    x: float32, at least 1-D. output_dtype: uint8 (default), int8, uint4 or int4.
+    Asymmetric (default): DynamicQuantizeLinear's formulas on each group with the type's
+    range: ``M = max(0, max g)``, ``m = min(0, min g)``, ``scale = (M - m) / (qmax - qmin)``
+    in float32, ``zero_point = round_half_even(clamp(qmin - m / scale, qmin, qmax))``; for
+    uint8 each group equals ONNX DynamicQuantizeLinear of that group alone.
+    symmetric=True (int8 / int4): ``scale = max|g| / 127`` (or / 7) in float32, zero point 0.
+    NaN elements are ignored when finding the range and become qmin (as in quantize_linear);
+    an all-zero (or all-NaN) group gets scale 1 / (qmax - qmin) (symmetric: 1 / qmax); an
+    infinite element makes the scale infinite (see README).
+    scale (float32) and zero_point (output type; zeros when symmetric) have x's shape with
+    ``ceil(D / block_size)`` entries along `axis` (1 for whole-axis groups), so
+    ``dequantize_linear(y, scale, zero_point, axis=axis, block_size=block_size or D)`` with
+    ``D = x.shape[axis]`` (ONNX DequantizeLinear, blocked, opset 21+) takes them as they are.
+    out: a y of x's shape and the output type to write into. num_threads: as quantize_linear.
+    """
+    r = _core.dynamic_fast(x, axis, block_size, output_dtype, symmetric, out, num_threads)
+    if r is not None:
+        return r
+    x, _ = _float_input(x, "x", (1,), False)
+    yt = resolve(output_dtype, "output_dtype")
+    if yt not in _DYN_TYPES:
+        raise TypeError(f"output_dtype must be uint8, int8, uint4 or int4, got {name_of(yt)}")
+    sym = _flag(symmetric, "symmetric")
+    if sym and yt in (2, 21):
+        raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
+                         f"{name_of(yt)}")
+    r = x.ndim
+    if r == 0:
+        raise ValueError("x must have at least one dimension (groups lie along an axis)")
+    axis = _attr64(axis, "axis")
+    if not -r <= axis < r:
+        raise ValueError(f"axis {axis} is out of range for x of rank {r} "
+                         f"(expected {-r} <= axis <= {r - 1})")
+    a = axis % r
+    d = x.shape[a]
+    if block_size is None:
+        block = 0
+    else:
+        block = _attr64(block_size, "block_size")
+        if block < 1:
+            raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
+    if x.size == 0:
+        raise ValueError("x is empty: dynamic quantization needs at least one element per "
+                         "group")
+    nblocks = 1 if block == 0 else -(-d // block)
+    sshape = x.shape[:a] + (nblocks,) + x.shape[a + 1:]
+    dtype = CODE_TO_DTYPE[yt]
+    y, user_out = _output(out, x.shape, dtype, (x,))
+    scale = np.empty(sshape, np.float32)
+    zp = np.zeros(sshape, dtype) if sym else np.empty(sshape, dtype)
+    _core.dynamic_groups(x, y, yt, scale, zp, axis, block, 1 if sym else 0,
+                         _threads(num_threads))
+    return _finish(y, user_out), scale, zp
+
+
+def _private(a):
+    """A read-only copy of a prepared parameter: later changes to the caller's array cannot
+    reach a prepared operator, and no `out=` can overlap it."""
+    if a is None:
+        return None
+    a = np.array(a, copy=True, order="C")
+    a.flags.writeable = False
+    return a
+
+
+def _param_repr(a) -> str:
+    if a.ndim == 0:
+        return f"{a.dtype.name}({str(a[()])})"   # str: the shortest repr of that type
+    return f"<{a.dtype.name} array of shape {a.shape}>"
+
+
+def _check_prepared_x(x, scale, axis, block_size, opname):
+    """The general path's message names scale for a per-axis length mismatch; a prepared
+    operator's scale is fixed, so the argument at fault is x."""
+    if block_size or scale.ndim != 1 or scale.size <= 1:
+        return
+    shape = x.shape if isinstance(x, np.ndarray) else (
+        tuple(x.shape) if isinstance(x, PackedTensor) else np.shape(x))
+    r = len(shape)
+    if not -r <= axis < r or shape[axis] != scale.size:
+        raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
+                         f"needs x.shape[{axis}] == {scale.size}")
+
+
+def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, saturate,
+                    precision, packed, num_threads):
+    """Quantizer.__init__ (qsimd._core): validate and convert once."""
+    scale, st, zp, zt, yt, prec, axis, block_size, packed = _q_params(
+        scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed, None)
+    _check_prepared_params(scale, zp, block_size)
+    threads = _threads(num_threads)
+    scale, zp = _private(scale), _private(zp)
+    sat = 1 if _flag(saturate, "saturate") else 0
+    self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
+
+    def slow(x, out, _q=quantize_linear):
+        _check_prepared_x(x, scale, axis, block_size, "Quantizer")
+        return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
+                  saturate=sat, precision=prec or None, packed=packed, out=out,
+                  num_threads=num_threads)
+    self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
+                slow)
+
+
+def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):
+    """Dequantizer.__init__ (qsimd._core)."""
+    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
+    zt = None
+    if zero_point is not None:
+        if not isinstance(zero_point, np.ndarray):
+            a = np.asarray(zero_point)   # NumPy scalars keep their dtype
+            if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
+                # dequantize_linear gives a Python zero point x's type, unknown here
+                raise TypeError("zero_point of a Dequantizer must be a NumPy array or scalar "
+                                "of the quantized type (e.g. np.uint8(128)), got "
+                                f"{type(zero_point).__name__}")
+        zero_point, zt = _typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
+    if output_dtype is None or _is_zero_code(output_dtype):
+        ot = None
+    else:
+        ot = resolve(output_dtype, "output_dtype")
+        if ot not in DQ_OUTPUT_CODES:
+            raise TypeError(f"output_dtype must be float32, float16, bfloat16 or "
+                            f"float8_e8m0fnu, got {name_of(ot)}")
+    axis = _attr64(axis, "axis")
+    block_size = _attr64(block_size, "block_size")
+    _check_prepared_params(scale, zero_point, block_size)
+    threads = _threads(num_threads)
+    scale, zp = _private(scale), _private(zero_point)
+    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
+
+    def slow(x, out, _dq=dequantize_linear):
+        _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+        return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot, out=out,
+                   num_threads=num_threads)
+    self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
+                slow)
+
+
+def _check_prepared_params(scale, zp, block_size):
+    """What can be checked without x (the rest is checked per call, by C)."""
+    if block_size < 0:
+        raise ValueError(f"block_size must be >= 0, got {block_size}")
+    if zp is not None and zp.shape != scale.shape and not (zp.size == 1 == scale.size):
+        raise ValueError(f"zero_point must have the shape of scale ({zp.shape} vs {scale.shape})")
+    if block_size == 0 and scale.ndim > 1 and scale.size != 1:
+        raise ValueError(f"scale must be a scalar or 1-D for per-axis quantization "
+                         f"(block_size=0), got rank {scale.ndim}")
+
+
+def _code_dtype(code):
+    return CODE_TO_DTYPE[code]
+
+
+def _reduce_prepared(self):
+    if isinstance(self, _core.Quantizer):
+        scale, zp, axis, block_size, yt, sat, prec, packed, nt = self._args
+        kw = dict(axis=axis, block_size=block_size, output_dtype=yt, saturate=sat,
+                  precision=prec, packed=packed, num_threads=nt)
+    else:
+        scale, zp, axis, block_size, _, nt, ot = self._args
+        kw = dict(axis=axis, block_size=block_size, output_dtype=ot, num_threads=nt)
+    return (_rebuild, (type(self), (scale, zp), kw))
+
+
+def _repr_prepared(self):
+    q = isinstance(self, _core.Quantizer)
+    scale, zp, axis, block_size, yt = self._args[:5]
+    parts = [f"scale={_param_repr(scale)}"]
+    if zp is not None:
+        parts.append(f"zero_point={_param_repr(zp)}")
+    if scale.size > 1:
+        parts.append(f"axis={axis}")
+    if block_size:
+        parts.append(f"block_size={block_size}")
+    parts.append(f"output_dtype={name_of(yt)}")
+    if q:
+        sat, prec, packed, nt = self._args[5:]
+        if not sat:
+            parts.append("saturate=False")
+        if prec:
+            parts.append(f"precision={name_of(prec)}")
+        if packed:
+            parts.append("packed=True")
+    else:
+        nt = self._args[5]
+    if nt is not None:
+        parts.append(f"num_threads={nt}")
+    return f"{type(self).__name__}({', '.join(parts)})"
+
+
+Quantizer = _core.Quantizer
+Dequantizer = _core.Dequantizer
+
+
+def _rebuild(cls, args, kwargs):
+    return cls(*args, **kwargs)
 
 
 def pack(a) -> np.ndarray:

@@ -50,6 +50,14 @@ cdef extern from "qsimd.h" nogil:
                                 qsimd_error *err)
     int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
                                       float *y_scale, uint8_t *y_zero_point, qsimd_error *err)
+    ctypedef struct qsimd_dynamic_options:
+        int64_t axis
+        int64_t block_size
+        int32_t symmetric
+        int32_t num_threads
+    int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                               const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                               const qsimd_dynamic_options *opt, qsimd_error *err)
     const char *qsimd_get_isa()
     int qsimd_isa_available(const char *name)
     int qsimd_set_isa(const char *name, qsimd_error *err)
@@ -165,6 +173,29 @@ def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return scale, zp
+
+
+def dynamic_groups(cnp.ndarray x, cnp.ndarray y, int yt, cnp.ndarray scale, object zp,
+                   int64_t axis, int64_t block_size, int symmetric, int num_threads):
+    cdef shaped sx, sy, ss, sz
+    cdef qsimd_dynamic_options opt
+    cdef qsimd_error err
+    cdef int rc
+    cdef const qsimd_tensor *pz = NULL
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, yt, 0)
+    fill(&ss, scale, 1, 0)
+    if zp is not None:
+        fill(&sz, <cnp.ndarray>zp, yt, 0)
+        pz = &sz.t
+    opt.axis = axis
+    opt.block_size = block_size
+    opt.symmetric = symmetric
+    opt.num_threads = num_threads
+    with nogil:
+        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, pz, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
 
 
 def set_num_threads(int n):
@@ -840,4 +871,304 @@ def dynamic_quantize_fast(object x, object out=None):
     (<float *>cnp.PyArray_DATA(s))[0] = scale
     z = cnp.PyArray_EMPTY(0, NULL, cnp.NPY_UINT8, 0)
     (<uint8_t *>cnp.PyArray_DATA(z))[0] = zp
+    return y, s, z
+
+
+# ---------------------------------------------------------------------------------------------
+# Prepared operators: the parameters are validated and converted once (by qsimd._api), kept
+# as private, read-only arrays described by `param` structs in the object; a call only checks
+# that x (and out=) are in final form and calls C. Anything else goes to the general path
+# (`_slow`, quantize_linear / dequantize_linear with the prepared parameters), so a call
+# always equals the plain function. Nothing in the object changes after _setup: calls from
+# many threads share it read-only.
+
+cdef extern from *:
+    """
+    /* A prepared operator's call as vectorcall (x, out=None): without it every `q(x, out=y)`
+     * pays for an argument tuple and a keyword dict, a fifth of a 1K-element call. */
+    typedef PyObject *(*qs_call_impl_t)(PyObject *, PyObject *, PyObject *);
+    static qs_call_impl_t qs_call_impl;
+    static PyObject *qs_prep_vcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
+    {
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        PyObject *x = n >= 1 ? args[0] : NULL, *out = n >= 2 ? args[1] : Py_None;
+        if (n > 2) {
+            PyErr_Format(PyExc_TypeError, "%s() takes at most 2 arguments (x, out), %zd given",
+                         Py_TYPE(self)->tp_name, n);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < nk; k++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            if (n < 1 && PyUnicode_CompareWithASCIIString(name, "x") == 0) {
+                x = args[n + k];
+            } else if (n < 2 && PyUnicode_CompareWithASCIIString(name, "out") == 0) {
+                out = args[n + k];
+            } else {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword "
+                             "argument '%U'", Py_TYPE(self)->tp_name, name);
+                return NULL;
+            }
+        }
+        if (!x) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument 'x'",
+                         Py_TYPE(self)->tp_name);
+            return NULL;
+        }
+        return qs_call_impl(self, x, out);
+    }
+    static void qs_enable_vcall(PyObject *o, Py_ssize_t offset)
+    {
+        PyTypeObject *t = (PyTypeObject *)o;
+        t->tp_vectorcall_offset = offset;
+        t->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+        PyType_Modified(t);
+    }
+    """
+    ctypedef object (*qs_call_impl_t)(object, object, object)
+    qs_call_impl_t qs_call_impl
+    ctypedef void *vcall_t
+    void *qs_prep_vcall_ptr "((void *)qs_prep_vcall)"
+    void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
+
+
+cdef class _Prepared:
+    cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
+    cdef public object _args   # the prepared arguments, for repr / pickling (qsimd._api)
+    cdef param ps, pz
+    cdef int st, zt, yt, sat, prec, pk, nt, is_q, bits
+    cdef int64_t c_axis, c_block
+    cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
+    cdef object _scale_arr, _zp_arr, _slow
+
+    def __cinit__(self, *args, **kwargs):
+        self.vcall = qs_prep_vcall_ptr
+
+    def _setup(self, bint is_q, cnp.ndarray scale, int st, object zp, int zt, int yt,
+               int64_t axis, int64_t block, int sat, int prec, bint packed, int nt,
+               object slow):
+        """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None);
+        yt: the output code (0 for a dequantizer whose output follows the scale); slow: the
+        general path, called as slow(x, out)."""
+        self.is_q = is_q
+        self._scale_arr = scale
+        self._zp_arr = zp
+        self.st = st
+        _param_array(&self.ps, scale, st)
+        self.zt = zt
+        if zp is not None:
+            _param_array(&self.pz, <cnp.ndarray>zp, zt)
+        self.yt = yt
+        self.c_axis = axis
+        self.c_block = block
+        self.sat = sat
+        self.prec = prec
+        self.pk = packed
+        self.bits = _bits_of[yt] if yt > 0 and yt < 32 else 0
+        self.nt = nt
+        self.axis_len = -1   # one entry is per-tensor whatever axis says (as ONNX)
+        if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
+            self.axis_len = cnp.PyArray_DIMS(scale)[0]
+        self._slow = slow
+
+    cdef object _fail(self, int rc, qsimd_error *err, cnp.ndarray x):
+        msg = err.message.decode("utf-8", "replace")
+        if rc == QSIMD_ERR_VALUE and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
+            raise ValueError(f"x of shape {(<object>x).shape} does not fit this operator's "
+                             f"parameters: {msg}")
+        raise_error(rc, err)
+
+    def __call__(self, x, out=None):
+        return _prepared_call(self, x, out)
+
+
+cdef object _prepared_call(object obj, object x, object out):
+        cdef _Prepared self = <_Prepared>obj
+        cdef int xt, nd, i
+        cdef int64_t xdims[32]
+        cdef int64_t n, a
+        cdef cnp.npy_intp ybytes
+        cdef cnp.ndarray ax
+        cdef shaped sx, sy
+        cdef qsimd_quantize_options qo
+        cdef qsimd_dequantize_options do
+        cdef qsimd_error err
+        cdef int rc, yt
+        xt = _arr_code(x)
+        if self.is_q:
+            if not _has(Q_IN, xt):
+                return self._slow(x, out)
+        elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
+            return self._slow(x, out)
+        ax = <cnp.ndarray>x
+        nd = cnp.PyArray_NDIM(ax)
+        for i in range(nd):
+            xdims[i] = cnp.PyArray_DIMS(ax)[i]
+        if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
+            a = self.c_axis + nd if self.c_axis < 0 else self.c_axis
+            if a < 0 or a >= nd or xdims[a] != self.axis_len:
+                return self._slow(x, out)
+        yt = self.yt if self.yt else self.st
+        if self.pk:
+            n = cnp.PyArray_SIZE(ax)
+            ybytes = <cnp.npy_intp>((n * self.bits + 7) // 8)
+            y = _result(out, 1, &ybytes, cnp.NPY_UINT8, <char *>cnp.PyArray_DATA(ax),
+                        <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &self.ps,
+                        &self.pz if self.zt else NULL)
+        else:
+            y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
+                        <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &self.ps,
+                        &self.pz if self.zt else NULL)
+        if y is None:
+            return self._slow(x, out)
+        _tensor(&sx, cnp.PyArray_DATA(ax), xt, nd, xdims, 0)
+        _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, self.pk)
+        if self.is_q:
+            qo.axis = self.c_axis
+            qo.block_size = self.c_block
+            qo.saturate = self.sat
+            qo.precision = self.prec
+            qo.num_threads = self.nt
+            with nogil:
+                rc = qsimd_quantize_linear(&sx.t, &self.ps.s.t,
+                                           &self.pz.s.t if self.zt else NULL, &qo, &sy.t, &err)
+        else:
+            do.axis = self.c_axis
+            do.block_size = self.c_block
+            do.num_threads = self.nt
+            with nogil:
+                rc = qsimd_dequantize_linear(&sx.t, &self.ps.s.t,
+                                             &self.pz.s.t if self.zt else NULL, &do, &sy.t,
+                                             &err)
+        if rc != QSIMD_OK:
+            self._fail(rc, &err, ax)
+        return y
+
+
+cdef class Quantizer(_Prepared):
+    """QuantizeLinear with its parameters prepared once: ``q = Quantizer(scale, zero_point,
+    axis=..., ...)``, then ``q(x, out=None)`` equals ``quantize_linear(x, scale, zero_point,
+    axis=..., ...)`` exactly, with only x (and out) checked per call.
+
+    The parameters are validated and copied at construction (later changes to your arrays do
+    not affect it; Python floats become float32 as in quantize_linear). Per-axis: x.shape[axis]
+    must equal the scale's length (ValueError naming x otherwise). Calls share the object
+    read-only: one Quantizer serves many threads at once. Picklable."""
+
+    def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
+                 saturate=True, precision=None, packed=False, num_threads=None):
+        from . import _api
+        _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                             saturate, precision, packed, num_threads)
+
+    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
+    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
+    axis = property(lambda self: self._args[2])
+    block_size = property(lambda self: self._args[3])
+    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
+    saturate = property(lambda self: self._args[5])
+
+    def __reduce__(self):
+        return _api_mod()._reduce_prepared(self)
+
+    def __repr__(self):
+        return _api_mod()._repr_prepared(self)
+
+
+cdef class Dequantizer(_Prepared):
+    """DequantizeLinear with its parameters prepared once: ``dq = Dequantizer(scale,
+    zero_point, axis=..., ...)``, then ``dq(x, out=None)`` equals ``dequantize_linear(x,
+    scale, zero_point, axis=..., ...)`` exactly. The zero point, if any, must be a NumPy array
+    or scalar of x's quantized type. Copies, threads and pickling as for Quantizer."""
+
+    def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
+                 num_threads=None):
+        from . import _api
+        _api._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                               num_threads)
+
+    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
+    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
+    axis = property(lambda self: self._args[2])
+    block_size = property(lambda self: self._args[3])
+    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
+
+    def __reduce__(self):
+        return _api_mod()._reduce_prepared(self)
+
+    def __repr__(self):
+        return _api_mod()._repr_prepared(self)
+
+
+cdef object _api_cached = None
+
+cdef object _api_mod():
+    global _api_cached
+    if _api_cached is None:
+        from . import _api
+        _api_cached = _api
+    return _api_cached
+
+
+cdef _enable_vectorcall():
+    global qs_call_impl
+    cdef _Prepared probe = _Prepared.__new__(_Prepared)
+    cdef Py_ssize_t off = <char *>&probe.vcall - <char *><void *>probe
+    qs_call_impl = _prepared_call
+    for t in (_Prepared, Quantizer, Dequantizer):
+        qs_enable_vcall(t, off)
+
+_enable_vectorcall()
+
+
+def dynamic_fast(object x, object axis, object block_size, object output_dtype,
+                 object symmetric, object out, object num_threads):
+    """qsimd.dynamic_quantize for arguments in final form; None: take the general path
+    (which also owns every error message)."""
+    cdef int yt, sym, nt, nd, i, a, rc
+    cdef int64_t c_axis, c_block = 0, d, nb
+    cdef cnp.ndarray ax, s, z
+    cdef cnp.npy_intp sdims[32]
+    cdef shaped sx, sy, ss, sz
+    cdef param none
+    cdef qsimd_dynamic_options opt
+    cdef qsimd_error err
+    if _arr_code(x) != 1 or not _int64(axis, &c_axis):
+        return None
+    if block_size is not None and (not _int64(block_size, &c_block) or c_block < 1):
+        return None
+    yt = _spec_code(output_dtype)
+    sym = _flag(symmetric)
+    nt = _threads(num_threads)
+    if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
+        return None
+    ax = <cnp.ndarray>x
+    nd = cnp.PyArray_NDIM(ax)
+    if nd == 0 or c_axis < -nd or c_axis >= nd or cnp.PyArray_SIZE(ax) == 0:
+        return None
+    a = <int>(c_axis + nd if c_axis < 0 else c_axis)
+    d = cnp.PyArray_DIMS(ax)[a]
+    nb = 1 if c_block == 0 else (d + c_block - 1) // c_block
+    for i in range(nd):
+        sdims[i] = <cnp.npy_intp>nb if i == a else cnp.PyArray_DIMS(ax)[i]
+    none.lo = NULL
+    y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
+                <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &none, NULL)
+    if y is None:
+        return None
+    s = cnp.PyArray_EMPTY(nd, sdims, cnp.NPY_FLOAT32, 0)
+    z = cnp.PyArray_ZEROS(nd, sdims, _num_of[yt], 0) if sym else \
+        cnp.PyArray_EMPTY(nd, sdims, _num_of[yt], 0)
+    fill(&sx, ax, 1, 0)
+    fill(&sy, <cnp.ndarray>y, yt, 0)
+    fill(&ss, s, 1, 0)
+    fill(&sz, z, yt, 0)
+    opt.axis = c_axis
+    opt.block_size = c_block
+    opt.symmetric = sym
+    opt.num_threads = nt
+    with nogil:
+        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
     return y, s, z

@@ -138,3 +138,20 @@ def test_unavailable_isa_is_reported(wheel_example, tmp_path):
     r = subprocess.run([wheel_example], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert f"instruction set {qsimd.available_isas()[-1]}" in r.stdout
+
+
+def test_prepared_parameters(isa, tmp_path):
+    """tests/c/test_prepared.c against the package's header and static library: prepared
+    scale / zero point objects (hand-computed results, errors, four threads on one object)."""
+    exe = str(tmp_path / "test_prepared")
+    r = subprocess.run([CC, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
+                        qsimd.get_include(), os.path.join(ROOT, "tests", "c", "test_prepared.c"),
+                        "-o", exe, os.path.join(qsimd.get_library_dir(), "libqsimd.a"), "-lm",
+                        "-pthread"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    try:
+        r = subprocess.run([exe], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, QSIMD_ISA=isa))
+    except OSError as e:
+        pytest.skip(f"cannot execute a compiled program here: {e}")
+    assert r.returncode == 0 and r.stdout.startswith(f"ok ({isa})"), r.stdout + r.stderr

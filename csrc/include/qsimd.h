@@ -1,8 +1,9 @@
 /* qsimd: exact ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear in C.
  *
  * Python-free C99 API. All tensors are dense and C-contiguous (row-major); the library never
- * allocates or frees the caller's buffers. y must not overlap x, scale or zero_point (the
- * Python layer computes into a temporary when `out=` overlaps an input). Every function is
+ * allocates or frees the caller's buffers (the one object it allocates for the caller is a
+ * qsimd_prepared, freed with qsimd_prepared_free). y must not overlap x, scale or
+ * zero_point (the Python layer computes into a temporary when `out=` overlaps an input). Every function is
  * thread-safe: the only global state is the instruction-set choice, made once (thread-safely)
  * on first use and changeable with qsimd_set_isa(), the default thread count, and the pool
  * of worker threads that calls split across threads use; the settings are process-wide and
@@ -166,6 +167,57 @@ QSIMD_API int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor 
 QSIMD_API int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
                                             float *y_scale, uint8_t *y_zero_point,
                                             qsimd_error *err);
+
+/* Prepared parameters: the scale and zero point (and options) of a QuantizeLinear or
+ * DequantizeLinear checked and copied once, for calls that reuse them (a server's model
+ * inputs). The object is read-only once made: any number of threads may run it at once.
+ * It is the one thing the library allocates for the caller: free it with
+ * qsimd_prepared_free(). Later changes to the caller's scale / zero point buffers do not
+ * affect it.
+ *   qsimd_prepare_quantize    y_dtype / y_packed: the output type every run must use.
+ *   qsimd_prepare_dequantize  the output type is the y of each run, as for the operator.
+ * qsimd_prepared_run(p, x, y) equals qsimd_quantize_linear(x, scale, zero_point, opt, y)
+ * (or the dequantize call) with the prepared arguments; x's shape is checked against them
+ * on each run (QSIMD_ERR_VALUE, as the operator reports it). */
+typedef struct qsimd_prepared qsimd_prepared;
+QSIMD_API int qsimd_prepare_quantize(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                     int32_t y_dtype, int32_t y_packed,
+                                     const qsimd_quantize_options *opt, qsimd_prepared **out,
+                                     qsimd_error *err);
+QSIMD_API int qsimd_prepare_dequantize(const qsimd_tensor *scale,
+                                       const qsimd_tensor *zero_point,
+                                       const qsimd_dequantize_options *opt,
+                                       qsimd_prepared **out, qsimd_error *err);
+QSIMD_API int qsimd_prepared_run(const qsimd_prepared *p, const qsimd_tensor *x,
+                                 const qsimd_tensor *y, qsimd_error *err);
+QSIMD_API void qsimd_prepared_free(qsimd_prepared *p);   /* NULL is fine */
+
+/* Dynamic quantization per group (per row / per token, or per block): every group of
+ * block_size consecutive elements along `axis` (block_size 0: the whole axis) gets its own
+ * scale and zero point from its NaN-ignoring range, then is quantized with them.
+ *   asymmetric (symmetric = 0): DynamicQuantizeLinear's formulas for the output range
+ *     [qmin, qmax]: M = max(0, max x), m = min(0, min x), scale = (M - m) / (qmax - qmin)
+ *     in float32 (M == m: 1 / (qmax - qmin)), zp = round_half_even(clamp(qmin - m / scale,
+ *     qmin, qmax)); for uint8 each group equals DynamicQuantizeLinear of that group alone.
+ *   symmetric (int8 / int4 only): scale = max|x| / qmax in float32 (127 or 7; all zero or
+ *     all NaN: 1 / qmax), zero point 0.
+ * Then y = QuantizeLinear(x, scale, zp) per group (NaN -> qmin, CONTRACT.md).
+ *   x           FLOAT, rank >= 1, not empty.
+ *   y           x's shape: UINT8, INT8, UINT4 or INT4 (one per byte, not packed).
+ *   scale       FLOAT, x's shape with ceil(D / block_size) entries along axis (1 for whole-
+ *               axis groups): what DequantizeLinear takes with block_size (D for whole-axis
+ *               groups).
+ *   zero_point  y's type, scale's shape; required unless symmetric (then NULL, or zeroed). */
+typedef struct qsimd_dynamic_options {
+    int64_t axis;           /* default -1 */
+    int64_t block_size;     /* 0 = the whole axis */
+    int32_t symmetric;      /* 0 or 1 */
+    int32_t num_threads;    /* 0 = the process default, else 1..64 */
+} qsimd_dynamic_options;
+QSIMD_API void qsimd_dynamic_options_init(qsimd_dynamic_options *opt);
+QSIMD_API int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                     const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                     const qsimd_dynamic_options *opt, qsimd_error *err);
 
 /* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64).
  * The choice is process-wide; the environment variable QSIMD_ISA sets the first one. */

@@ -960,8 +960,41 @@ static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
         lo0 = qv_min(v, lo0);
         hi0 = qv_max(v, hi0);
     }
+    /* Fast fold (per-row callers pay for it once per row): the lanes combined, then a tree
+     * over the lanes. The accumulators hold no NaN, so a nonzero result is the one value
+     * the scalar loop finds; a zero result needs the sign rule below, from the lanes kept
+     * apart. */
+    float tl[QV_W], th[QV_W], a, b;
+    float l0 = INFINITY, l1 = INFINITY, l2 = INFINITY, l3 = INFINITY;
+    float h0 = -INFINITY, h1 = -INFINITY, h2 = -INFINITY, h3 = -INFINITY;
+    size_t k;
+    qv_storeu_f(tl, qv_min(qv_min(lo0, lo1), qv_min(lo2, lo3)));
+    qv_storeu_f(th, qv_max(qv_max(hi0, hi1), qv_max(hi2, hi3)));
+    for (k = 0; k < QV_W; k += 4) {   /* eight independent chains, in registers */
+        l0 = tl[k] < l0 ? tl[k] : l0; l1 = tl[k + 1] < l1 ? tl[k + 1] : l1;
+        l2 = tl[k + 2] < l2 ? tl[k + 2] : l2; l3 = tl[k + 3] < l3 ? tl[k + 3] : l3;
+        h0 = th[k] > h0 ? th[k] : h0; h1 = th[k + 1] > h1 ? th[k + 1] : h1;
+        h2 = th[k + 2] > h2 ? th[k + 2] : h2; h3 = th[k + 3] > h3 ? th[k + 3] : h3;
+    }
+    for (k = i; k + 4 <= n; k += 4) {   /* comparisons with NaN are false: NaN is skipped */
+        l0 = x[k] < l0 ? x[k] : l0; l1 = x[k + 1] < l1 ? x[k + 1] : l1;
+        l2 = x[k + 2] < l2 ? x[k + 2] : l2; l3 = x[k + 3] < l3 ? x[k + 3] : l3;
+        h0 = x[k] > h0 ? x[k] : h0; h1 = x[k + 1] > h1 ? x[k + 1] : h1;
+        h2 = x[k + 2] > h2 ? x[k + 2] : h2; h3 = x[k + 3] > h3 ? x[k + 3] : h3;
+    }
+    for (; k < n; k++) {
+        l0 = x[k] < l0 ? x[k] : l0;
+        h0 = x[k] > h0 ? x[k] : h0;
+    }
+    l0 = l1 < l0 ? l1 : l0; l2 = l3 < l2 ? l3 : l2; a = l2 < l0 ? l2 : l0;
+    h0 = h1 > h0 ? h1 : h0; h2 = h3 > h2 ? h3 : h2; b = h2 > h0 ? h2 : h0;
+    if (a != 0.0f && b != 0.0f) {
+        *mn = a;
+        *mx = b;
+        return;
+    }
     float c[QT_U + QV_W];
-    size_t nc = QT_U, k;
+    size_t nc = QT_U;
     qv_storeu_f(c, lo0); qv_storeu_f(c + QV_W, lo1);
     qv_storeu_f(c + 2 * QV_W, lo2); qv_storeu_f(c + 3 * QV_W, lo3);
     for (k = i; k < n; k++) c[nc++] = x[k];

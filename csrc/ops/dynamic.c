@@ -112,3 +112,225 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
     *y_zero_point = (uint8_t)zp;
     return QSIMD_OK;
 }
+
+/* ---- Per-group dynamic quantization (qsimd_dynamic_quantize) ----
+ * Groups are block_size consecutive elements along one axis (the whole axis when 0). x is
+ * viewed as (outer, D, inner); a "slab" is one block of one outer index, len * inner
+ * contiguous elements holding `inner` groups. Work is split between threads at slab
+ * boundaries, and each slab is reduced and quantized while it is in the caches. */
+
+typedef struct grp_ctx {
+    qk_minmax_fn minmax;
+    qk_quant_fn quant;
+    const float *x;
+    char *y;
+    float *scale;
+    char *zp;              /* NULL: not wanted (symmetric) */
+    size_t d, inner, b, nblocks;
+    int32_t qmin, qmax;
+    uint32_t mask;
+    int symmetric;
+    int stream;
+} grp_ctx;
+
+/* A group's scale and zero point from its NaN-ignoring range (CONTRACT.md, DynamicQuantize-
+ * Linear, for any integer range; symmetric: max|x| / qmax, zero point 0). */
+static void group_params(const grp_ctx *c, float mn, float mx, float *scale, int32_t *zp)
+{
+    if (c->symmetric) {
+        float a = mx > -mn ? mx : -mn;   /* all-NaN: -inf, taken as 0 below */
+        a = a > 0.0f ? a : 0.0f;
+        *scale = (a == 0.0f ? 1.0f : a) / (float)c->qmax;
+        *zp = 0;
+        return;
+    }
+    float hi = mx > 0.0f ? mx : 0.0f;
+    float lo = mn < 0.0f ? mn : 0.0f;
+    float s = (hi == lo ? 1.0f : hi - lo) / (float)(c->qmax - c->qmin);
+    /* as qsimd_dynamic_quantize_linear: a NaN (lo = -inf, hi = inf) gives qmax */
+    float z = (float)c->qmin - lo / s;
+    z = z < (float)c->qmax ? z : (float)c->qmax;
+    z = z > (float)c->qmin ? z : (float)c->qmin;
+    *scale = s;
+    *zp = (int32_t)qk_rint_small(z);
+}
+
+#define QS_GRP_COLS 256   /* groups of a strided slab handled at once (stack arrays) */
+
+static void group_piece(void *vctx, int index, size_t a, size_t b)
+{
+    grp_ctx *c = (grp_ctx *)vctx;
+    size_t row = c->d * c->inner;
+    qk_qparams p;
+    (void)index;
+    memset(&p, 0, sizeof p);
+    p.qmin = c->qmin;
+    p.qmax = c->qmax;
+    p.mask = c->mask;
+    p.stream = c->stream;
+    while (a < b) {
+        size_t o = a / row, k = (a % row) / (c->b * c->inner);
+        size_t len = c->d - k * c->b < c->b ? c->d - k * c->b : c->b;
+        size_t g0 = (o * c->nblocks + k) * c->inner;   /* first group (scale entry) */
+        const float *xs = c->x + a;
+        char *ys = c->y + a;
+        if (c->inner == 1) {
+            float mn, mx, s, r;
+            int32_t z;
+            c->minmax(xs, len, &mn, &mx);
+            group_params(c, mn, mx, &s, &z);
+            r = qk_recip(s);
+            p.scale = &s;
+            p.rscale = r != 0.0f ? &r : NULL;
+            p.zp = &z;
+            p.blk = len;
+            c->quant(xs, ys, len, &p);
+            c->scale[g0] = s;
+            if (c->zp) c->zp[g0] = (char)(uint8_t)((uint32_t)z & c->mask);
+        } else {
+            float mn[QS_GRP_COLS], mx[QS_GRP_COLS], s[QS_GRP_COLS], r[QS_GRP_COLS];
+            int32_t z[QS_GRP_COLS];
+            for (size_t i0 = 0; i0 < c->inner; i0 += QS_GRP_COLS) {
+                size_t m = c->inner - i0 < QS_GRP_COLS ? c->inner - i0 : QS_GRP_COLS, i, j;
+                int all_recip = 1;
+                for (i = 0; i < m; i++) { mn[i] = INFINITY; mx[i] = -INFINITY; }
+                for (j = 0; j < len; j++) {   /* NaN fails both comparisons: ignored */
+                    const float *xr = xs + j * c->inner + i0;
+                    for (i = 0; i < m; i++) {
+                        mn[i] = xr[i] < mn[i] ? xr[i] : mn[i];
+                        mx[i] = xr[i] > mx[i] ? xr[i] : mx[i];
+                    }
+                }
+                for (i = 0; i < m; i++) {
+                    group_params(c, mn[i], mx[i], &s[i], &z[i]);
+                    r[i] = qk_recip(s[i]);
+                    all_recip &= r[i] != 0.0f;
+                    c->scale[g0 + i0 + i] = s[i];
+                    if (c->zp) c->zp[g0 + i0 + i] = (char)(uint8_t)((uint32_t)z[i] & c->mask);
+                }
+                p.scale = s;
+                p.rscale = all_recip ? r : NULL;
+                p.zp = z;
+                p.blk = 1;   /* one entry per element along a row of the slab */
+                for (j = 0; j < len; j++)
+                    c->quant(xs + j * c->inner + i0, ys + j * c->inner + i0, m, &p);
+            }
+        }
+        a += len * c->inner;
+    }
+    if (c->stream) qs_fence_streams();
+}
+
+void qsimd_dynamic_options_init(qsimd_dynamic_options *opt)
+{
+    opt->axis = -1;
+    opt->block_size = 0;
+    opt->symmetric = 0;
+    opt->num_threads = 0;
+}
+
+int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                           const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                           const qsimd_dynamic_options *opt, qsimd_error *err)
+{
+    qsimd_dynamic_options defaults;
+    if (!opt) { qsimd_dynamic_options_init(&defaults); opt = &defaults; }
+    if (!x || !y || !scale)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x, y and scale are required");
+    if (x->dtype != QSIMD_FLOAT)
+        return qs_fail(err, QSIMD_ERR_TYPE, "x must be float32, got %s",
+                       qs_dtype_name(x->dtype));
+    int32_t qmin, qmax;
+    if ((y->dtype != QSIMD_UINT8 && y->dtype != QSIMD_INT8 && y->dtype != QSIMD_UINT4 &&
+         y->dtype != QSIMD_INT4) || y->packed)
+        return qs_fail(err, QSIMD_ERR_TYPE, "y must be uint8, int8, uint4 or int4 (one per "
+                       "byte), got %s%s", qs_dtype_name(y->dtype), y->packed ? " packed" : "");
+    qs_int_range(y->dtype, &qmin, &qmax);
+    if (opt->symmetric != 0 && opt->symmetric != 1)
+        return qs_fail(err, QSIMD_ERR_VALUE, "symmetric must be 0 or 1, got %d",
+                       (int)opt->symmetric);
+    if (opt->symmetric && qmin == 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "symmetric quantization needs a signed output "
+                       "type (int8 or int4), got %s", qs_dtype_name(y->dtype));
+    if (!opt->symmetric && !zero_point)
+        return qs_fail(err, QSIMD_ERR_VALUE, "zero_point is required unless symmetric");
+    if (scale->dtype != QSIMD_FLOAT)
+        return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, got %s",
+                       qs_dtype_name(scale->dtype));
+    if (zero_point && (zero_point->dtype != y->dtype || zero_point->packed))
+        return qs_fail(err, QSIMD_ERR_TYPE, "zero_point must have y's type (%s), got %s",
+                       qs_dtype_name(y->dtype), qs_dtype_name(zero_point->dtype));
+    if (opt->num_threads < 0 || opt->num_threads > 64)
+        return qs_fail(err, QSIMD_ERR_VALUE, "num_threads must be between 1 and 64 (0: the "
+                       "default), got %d", (int)opt->num_threads);
+    size_t n, ny, ns, nz = 0;
+    int rc;
+    if ((rc = qs_count(x, "x", &n, err)) != QSIMD_OK) return rc;
+    if ((rc = qs_count(y, "y", &ny, err)) != QSIMD_OK) return rc;
+    if ((rc = qs_count(scale, "scale", &ns, err)) != QSIMD_OK) return rc;
+    if (zero_point && (rc = qs_count(zero_point, "zero_point", &nz, err)) != QSIMD_OK) return rc;
+    int same = ny == n && y->ndim == x->ndim;
+    for (int i = 0; same && i < x->ndim; i++) same = y->shape[i] == x->shape[i];
+    if (!same) return qs_fail(err, QSIMD_ERR_VALUE, "y must have the shape of x");
+    int r = x->ndim;
+    if (r == 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x must have at least one dimension");
+    if (opt->axis < -r || opt->axis >= r)
+        return qs_fail(err, QSIMD_ERR_VALUE, "axis %lld is out of range for x of rank %d "
+                       "(expected -%d <= axis <= %d)", (long long)opt->axis, r, r, r - 1);
+    int ax = (int)(opt->axis < 0 ? opt->axis + r : opt->axis);
+    if (opt->block_size < 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "block_size must be >= 0, got %lld",
+                       (long long)opt->block_size);
+    size_t outer = 1, inner = 1, d = (size_t)x->shape[ax];
+    for (int i = 0; i < ax; i++) outer *= (size_t)x->shape[i];
+    for (int i = ax + 1; i < r; i++) inner *= (size_t)x->shape[i];
+    size_t b = opt->block_size ? (size_t)opt->block_size : d;
+    if (n == 0)
+        return qs_fail(err, QSIMD_ERR_VALUE, "x is empty: dynamic quantization needs at least "
+                       "one element per group");
+    if (b > d) b = d;   /* one block covers the whole axis */
+    size_t nblocks = d / b + (d % b != 0);
+    /* scale (and zero point): x's shape with nblocks entries along the axis */
+    same = scale->ndim == r && ns == outer * nblocks * inner;
+    for (int i = 0; same && i < r; i++)
+        same = (size_t)scale->shape[i] == (i == ax ? nblocks : (size_t)x->shape[i]);
+    if (!same)
+        return qs_fail(err, QSIMD_ERR_VALUE, "scale must have x's shape with %zu entries along "
+                       "axis %d", nblocks, ax);
+    if (zero_point) {
+        same = zero_point->ndim == r && nz == ns;
+        for (int i = 0; same && i < r; i++) same = zero_point->shape[i] == scale->shape[i];
+        if (!same) return qs_fail(err, QSIMD_ERR_VALUE, "zero_point must have scale's shape");
+    }
+    if (!x->data || !y->data || !scale->data || (zero_point && !zero_point->data))
+        return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
+
+    const qk_table *t = qk_active();
+    grp_ctx c;
+    memset(&c, 0, sizeof c);
+    c.minmax = qk_get_minmax(t);
+    c.quant = qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8);
+    c.x = (const float *)x->data;
+    c.y = (char *)y->data;
+    c.scale = (float *)scale->data;
+    c.zp = zero_point && !opt->symmetric ? (char *)zero_point->data : NULL;
+    c.d = d; c.inner = inner; c.b = b; c.nblocks = nblocks;
+    c.qmin = qmin; c.qmax = qmax;
+    c.mask = qs_bits(y->dtype) == 4 ? 0x0fu : 0xffu;
+    c.symmetric = opt->symmetric;
+    c.stream = qs_stream(n * sizeof(float), n);
+    if (zero_point && opt->symmetric) memset(zero_point->data, 0, nz);
+    /* the cut rule of a plan blocked along its last axis with blocks of b * inner elements
+     * in rows of d * inner: pieces hold whole slabs */
+    qs_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = QS_BLOCKED;
+    plan.n = n;
+    plan.outer = outer;
+    plan.d = d * inner;
+    plan.inner = 1;
+    plan.b = b * inner;
+    qs_parallel(&plan, opt->num_threads, 1, group_piece, &c);
+    return QSIMD_OK;
+}

@@ -1,0 +1,263 @@
+"""qsimd.onnx: boundary() and split_boundary(). The split model run by onnxruntime on
+qsimd-quantized inputs, its outputs dequantized by qsimd, equals onnxruntime on the original
+model bit for bit. onnxruntime is not in the `test` extra: these tests are skipped without
+it (pip install onnxruntime, or the `bench` extra)."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import qsimd
+import qsimd.onnx as qonnx
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def _mlp(rng, dims=(16, 32, 32, 8), batch=4):
+    """A small float model: three MatMul + Add layers with Relu between them."""
+    inits, nodes, prev = [], [], "X"
+    for i in range(len(dims) - 1):
+        w = (rng.standard_normal((dims[i], dims[i + 1])) * 0.3).astype(np.float32)
+        b = (rng.standard_normal(dims[i + 1]) * 0.1).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"W{i}"), numpy_helper.from_array(b, f"B{i}")]
+        nodes.append(helper.make_node("MatMul", [prev, f"W{i}"], [f"m{i}"]))
+        last = i == len(dims) - 2
+        nodes.append(helper.make_node("Add", [f"m{i}", f"B{i}"], ["Y" if last else f"s{i}"]))
+        if not last:
+            nodes.append(helper.make_node("Relu", [f"s{i}"], [f"r{i}"]))
+            prev = f"r{i}"
+    g = helper.make_graph(nodes, "mlp",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, dims[0]])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, dims[-1]])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _session(model):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def _ort_value(a):
+    """ml_dtypes arrays (float8) reach onnxruntime through OrtValue, reinterpreted."""
+    if a.dtype.kind in "iuf" and a.dtype.num < 256:
+        return a
+    code = helper.np_dtype_to_tensor_dtype(a.dtype)
+    if a.dtype.itemsize != 1 or code in (TensorProto.INT4, TensorProto.UINT4):
+        return a   # sub-byte types are packed in onnxruntime: not reinterpretable
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a.view(np.uint8), code)
+
+
+def _from_ort(v, dq):
+    """onnxruntime hands float8 outputs back as raw bytes: give them the type they have."""
+    if dq.zero_point is not None and v.dtype != dq.zero_point.dtype and \
+            v.dtype.itemsize == dq.zero_point.dtype.itemsize:
+        return v.view(dq.zero_point.dtype)
+    return v
+
+
+def _check_split(model, feeds_fn, n=30):
+    core, qs, dqs = qonnx.split_boundary(model)
+    onnx.checker.check_model(core)
+    s0, s1 = _session(model), _session(core)
+    outs = [o.name for o in model.graph.output]
+    for k in range(n):
+        feeds = feeds_fn(k)
+        want = s0.run(None, feeds)
+        got = s1.run(None, {n: _ort_value(qs[n](v)) if n in qs else v
+                            for n, v in feeds.items()})
+        got = [dqs[o](_from_ort(v, dqs[o])) if o in dqs else v for o, v in zip(outs, got)]
+        for w, g_ in zip(want, got):
+            assert w.dtype == g_.dtype and w.shape == g_.shape
+            assert np.array_equal(w.view(np.uint8), g_.view(np.uint8)), (k, w, g_)
+    return core, qs, dqs
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("act", ["QUInt8", "QInt8"])
+def test_quantize_static_models(tmp_path, per_channel, act):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    rng = np.random.default_rng(1 if per_channel else 2)
+    onnx.save(_mlp(rng), tmp_path / "f.onnx")
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"X": rng.standard_normal((4, 16)).astype(np.float32)}
+                            for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), Reader(),
+                    quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=getattr(QuantType, act), weight_type=QuantType.QInt8)
+    model = onnx.load(tmp_path / "q.onnx")
+    entries = qonnx.boundary(model)
+    assert [(e.name, e.kind) for e in entries] == [("X", "input"), ("Y", "output")]
+    assert isinstance(entries[0].op, qsimd.Quantizer)
+    assert isinstance(entries[1].op, qsimd.Dequantizer)
+    before = model.SerializeToString()
+
+    def feeds(k):   # typical, small and saturating inputs
+        scale = [1, 0.01, 30][k % 3]
+        return {"X": (rng.standard_normal((4, 16)) * scale).astype(np.float32)}
+    core, qs, dqs = _check_split(model, feeds)
+    assert model.SerializeToString() == before   # the given model is not changed
+    want_t = TensorProto.UINT8 if act == "QUInt8" else TensorProto.INT8
+    assert core.graph.input[0].type.tensor_type.elem_type == want_t
+    assert core.graph.output[0].type.tensor_type.elem_type == want_t
+    assert not any(n.op_type == "QuantizeLinear" and n.input[0] == "X" for n in core.graph.node)
+    # every constant left is still read (X_scale is: by the DequantizeLinear after X)
+    read = {i for n in core.graph.node for i in n.input}
+    assert {t.name for t in core.graph.initializer} <= read
+
+
+def _qdq_model(opset, q_attrs, dq_attrs, scale_q, zp_q, scale_dq, zp_dq, shape,
+               constant_nodes=False, mid="Relu"):
+    """X -> Q -> DQ -> mid -> Q -> DQ -> Y with the given parameters."""
+    inits, nodes = [], []
+
+    def const(name, arr):
+        if arr is None:
+            return ""
+        if constant_nodes:
+            nodes.append(helper.make_node("Constant", [], [name],
+                                          value=numpy_helper.from_array(arr, name)))
+        else:
+            inits.append(numpy_helper.from_array(arr, name))
+        return name
+    sq, zq = const("sq", scale_q), const("zq", zp_q)
+    sd, zd = const("sd", scale_dq), const("zd", zp_dq)
+    nodes += [
+        helper.make_node("QuantizeLinear", ["X", sq] + ([zq] if zq else []), ["xq"], **q_attrs),
+        helper.make_node("DequantizeLinear", ["xq", sq] + ([zq] if zq else []), ["xd"],
+                         **dq_attrs),
+        helper.make_node(mid, ["xd"], ["h"]),
+        helper.make_node("QuantizeLinear", ["h", sd] + ([zd] if zd else []), ["hq"], **q_attrs),
+        helper.make_node("DequantizeLinear", ["hq", sd] + ([zd] if zd else []), ["Y"],
+                         **dq_attrs),
+    ]
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                                       list(shape))],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, list(shape))],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=10 if opset >= 21 else 8)
+
+
+def _run_or_skip(model):
+    try:
+        _session(model)
+    except Exception as e:   # noqa: BLE001
+        pytest.skip(f"onnxruntime {ort.__version__} cannot run this model: {str(e)[:120]}")
+
+
+@pytest.mark.parametrize("out_name", ["int8", "uint8", "int4"])
+def test_blocked_boundary(out_name):
+    import ml_dtypes
+    dt = {"int8": np.int8, "uint8": np.uint8, "int4": ml_dtypes.int4}[out_name]
+    rng = np.random.default_rng(4)
+    shape = (4, 64)
+    s = (rng.random((4, 2)) * 0.1 + 0.01).astype(np.float32)
+    z = rng.integers(0, 7, (4, 2)).astype(dt)
+    m = _qdq_model(21, dict(axis=1, block_size=32), dict(axis=1, block_size=32), s, z, s, z,
+                   shape)
+    _run_or_skip(m)
+    try:
+        _, qs, dqs = _check_split(m, lambda k: {"X": (rng.standard_normal(shape) * 0.3)
+                                                .astype(np.float32)})
+    except RuntimeError as e:   # e.g. int4 arrays cannot be fed to onnxruntime from NumPy
+        pytest.skip(f"onnxruntime {ort.__version__} cannot take {out_name} inputs: "
+                    f"{str(e)[:80]}")
+    assert qs["X"].block_size == 32 and qs["X"].output_dtype == np.dtype(dt)
+
+
+def test_float8_boundary_and_constant_nodes():
+    import ml_dtypes
+    rng = np.random.default_rng(5)
+    shape = (3, 40)
+    s = np.float32(0.05)
+    z = np.zeros((), ml_dtypes.float8_e4m3fn)
+    m = _qdq_model(19, dict(saturate=1), {}, s, z, s, z, shape, constant_nodes=True)
+    _run_or_skip(m)
+    assert [e.kind for e in qonnx.boundary(m)] == ["input", "output"]
+    _check_split(m, lambda k: {"X": (rng.standard_normal(shape) * [1, 10, 50][k % 3])
+                               .astype(np.float32)})
+
+
+def test_per_axis_and_opset10():
+    rng = np.random.default_rng(6)
+    shape = (2, 5, 7)
+    s = (rng.random(5) * 0.1 + 0.01).astype(np.float32)
+    z = rng.integers(0, 255, 5).astype(np.uint8)
+    m = _qdq_model(13, dict(axis=1), dict(axis=1), s, z, s, z, shape)
+    _check_split(m, lambda k: {"X": rng.standard_normal(shape).astype(np.float32)})
+    m10 = _qdq_model(10, {}, {}, np.float32(0.02), np.uint8(128), np.float32(0.03),
+                     np.uint8(100), shape)
+    _check_split(m10, lambda k: {"X": rng.standard_normal(shape).astype(np.float32)})
+
+
+def test_errors():
+    shape = (2, 8)
+    m = _qdq_model(13, {}, {}, np.float32(0.02), np.uint8(128), np.float32(0.03),
+                   np.uint8(100), shape)
+    # an input that also feeds another node
+    m1 = onnx.ModelProto()
+    m1.CopyFrom(m)
+    m1.graph.node.append(helper.make_node("Relu", ["X"], ["X2"]))
+    m1.graph.output.append(helper.make_tensor_value_info("X2", TensorProto.FLOAT, list(shape)))
+    with pytest.raises(ValueError, match="cannot split input 'X': input 'X' also feeds Relu"):
+        qonnx.split_boundary(m1, inputs=["X"])
+    core, qs, dqs = qonnx.split_boundary(m1)   # by default only what can be split
+    assert not qs and set(dqs) == {"Y"}
+    # a scale that is not a constant
+    m2 = onnx.ModelProto()
+    m2.CopyFrom(m)
+    m2.graph.initializer.remove([t for t in m2.graph.initializer if t.name == "sq"][0])
+    m2.graph.input.append(helper.make_tensor_value_info("sq", TensorProto.FLOAT, []))
+    assert [e.name for e in qonnx.boundary(m2)] == ["Y"]
+    with pytest.raises(ValueError, match="scale 'sq' of QuantizeLinear .* is not a constant"):
+        qonnx.split_boundary(m2, inputs=["X"])
+    # an attribute qsimd does not know
+    m3 = onnx.ModelProto()
+    m3.CopyFrom(m)
+    m3.graph.node[0].attribute.append(helper.make_attribute("mode", 1))
+    with pytest.raises(ValueError, match="attribute 'mode' of QuantizeLinear is not supported"):
+        qonnx.split_boundary(m3, inputs=["X"])
+    # names that are not on the boundary
+    with pytest.raises(ValueError, match="input 'nope' is not on the model's quantized"):
+        qonnx.split_boundary(m, inputs=["nope"])
+    with pytest.raises(ValueError, match="output 'X' is not on"):
+        qonnx.split_boundary(m, outputs=["X"])
+    with pytest.raises(TypeError, match="list of names"):
+        qonnx.split_boundary(m, inputs="X")
+    with pytest.raises(TypeError, match="model must be"):
+        qonnx.boundary(42)
+    # an output that other nodes also read
+    m4 = onnx.ModelProto()
+    m4.CopyFrom(m)
+    m4.graph.node.append(helper.make_node("Relu", ["Y"], ["Y2"]))
+    m4.graph.output.append(helper.make_tensor_value_info("Y2", TensorProto.FLOAT, list(shape)))
+    with pytest.raises(ValueError, match="output 'Y' also feeds other nodes"):
+        qonnx.split_boundary(m4, outputs=["Y"])
+    # only what was asked for
+    core, qs, dqs = qonnx.split_boundary(m, inputs=[], outputs=["Y"])
+    assert not qs and list(dqs) == ["Y"]
+    assert "zd" in {t.name for t in core.graph.initializer}   # still read by the Q before
+    assert core.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
+
+
+def test_example_runs():
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("onnxruntime.quantization")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "serve_boundary.py"),
+                        "--batch", "4"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.count("bit-identical outputs: True") == 2, r.stdout
