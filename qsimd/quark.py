@@ -11,9 +11,21 @@ Numerics (CONTRACT.md):
   integer types, clamped in double (so 2**31 never wraps), the zero point exact.
 - float16 / bfloat16 outputs: ``to_type(x / scale + zero_point)``, NOT rounded to an integer.
   The quotient has the precision of the integer path; the zero point is added in float32 (as
-  Quark's CPU kernel does) and the sum is rounded to nearest even (overflow gives inf).
+  Quark's CPU kernel does; an absent one is +0, so x = -0 gives +0) and the sum is rounded to
+  nearest even (overflow gives inf).
 - dequantize int32 / uint32: ``(x - zero_point) * scale`` with an exact int64 difference;
   float16 / bfloat16: ``(float32(x) - float32(zero_point)) * scale``, all in float32.
+
+API decisions where Quark's op and qsimd differ:
+- Inputs: Quark's schema takes float32 x and float32 scales only. These functions accept
+  everything :func:`qsimd.quantize_linear` / :func:`qsimd.dequantize_linear` accept (float16,
+  bfloat16 or int32 x; float16 / bfloat16 scales), with the same numerics as there;
+  with float32 x and scales the results are Quark's. Dequantize returns the scale's type as
+  ONNX DequantizeLinear does (float16 for a float16 scale), not always float32: pass float32
+  scales for Quark's output type.
+- ``axis`` defaults to 1, ONNX's default and the default Quark's op declares. Quark's kernel
+  uses axis 0 when a node has no ``axis`` attribute: when translating such a node with
+  per-channel parameters, pass ``axis=0``.
 """
 from __future__ import annotations
 
