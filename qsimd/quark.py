@@ -29,8 +29,11 @@ API decisions where Quark's op and qsimd differ:
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from . import _core
 from ._api import _typed_array, dequantize_linear, quantize_linear
 from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 
@@ -79,4 +82,132 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
                              num_threads=num_threads)
 
 
-__all__ = ["QUARK_TYPES", "extended_quantize_linear", "extended_dequantize_linear"]
+# ------------------------------------------------------------------ MX and BFP
+
+#: MXQuantizeDequantize element types: (largest exponent emax, smallest normal exponent,
+#: mantissa bits, largest magnitude); int8 has an implicit 2^-6 and emax 0.
+MX_ELEMENT_TYPES = {
+    "fp8_e5m2": (15, -14, 2, 57344.0),
+    "fp8_e4m3": (8, -6, 3, 448.0),
+    "fp6_e3m2": (4, -2, 2, 28.0),
+    "fp6_e2m3": (2, 0, 3, 7.5),
+    "fp4_e2m1": (2, 0, 1, 6.0),
+    "int8": (0, 0, 0, 127.0),
+}
+_MX_FLOAT, _MX_INT8, _BFP, _BFP_PRIME = 0, 1, 2, 3
+_BFP_METHODS = {"to_bfp": _BFP, "to_bfp_prime": _BFP_PRIME,
+                "to_bfp_prime_shared": _BFP_PRIME}   # Quark's old name for to_bfp_prime
+
+
+def _int_arg(value, name, lo, hi):
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
+    return v
+
+
+def _blocked(x, axis, block_size, rounding_mode, run):
+    """Common part: x as C-contiguous float32 (float16 x computes in float32 and rounds back,
+    as Quark's op casts), the axis split into (outer, length, inner), the kernel on it."""
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+        if x.dtype == np.float64:
+            x = x.astype(np.float32)
+    if x.dtype.newbyteorder("=") not in (np.dtype(np.float32), np.dtype(np.float16)):
+        raise TypeError(f"x must be float32 or float16 (Quark's input types), got {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (blocks run along an axis)")
+    ax = _int_arg(axis, "axis", -x.ndim, x.ndim - 1) % x.ndim
+    bs = _int_arg(block_size, "block_size", 1, 2**62)
+    mode = _int_arg(rounding_mode, "rounding_mode", 0, 2)
+    half = x.dtype.newbyteorder("=") == np.float16
+    xf = np.ascontiguousarray(x, dtype=np.float32)
+    y = np.empty(x.shape, np.float32)
+    if y.size:
+        shape = x.shape
+        outer = int(np.prod(shape[:ax], dtype=np.int64))
+        inner = int(np.prod(shape[ax + 1:], dtype=np.int64))
+        run(xf, y, outer, shape[ax], inner, bs, mode)
+    return y.astype(np.float16) if half else y
+
+
+def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0):
+    """AMD Quark's MXQuantizeDequantize: OCP microscaling fake quantization along `axis`.
+
+    Each block of `block_size` elements along `axis` (the last one may be short) shares the
+    scale 2^(e - 127 - emax), e the largest float32 exponent field in the block (NaN and inf
+    not counting; an all-zero block uses e = 0) and emax the element type's largest exponent.
+    Elements are x / scale rounded to `element_dtype`, then multiplied by the scale again:
+    - float types (fp8_e5m2, fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1): rounded half to even to
+      the type's precision (subnormals included), saturated at its largest magnitude, a zero
+      result is +0; `rounding_mode` does not apply (as in Quark).
+    - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
+      2 half to even), clamped to [-128, 127], divided by 64.
+    NaN and inf are returned unchanged. float32 in, float32 out (float16 x: computed in
+    float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
+    bit, with these deliberate differences: a one-element tensor is quantized (Quark returns
+    it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and rounding
+    modes other than 0, 1, 2 are rejected (Quark treats them as 0).
+    """
+    if element_dtype not in MX_ELEMENT_TYPES:
+        raise ValueError(f"element_dtype must be one of {', '.join(MX_ELEMENT_TYPES)}, "
+                         f"got {element_dtype!r}")
+    emax, emin, mbits, max_norm = MX_ELEMENT_TYPES[element_dtype]
+    method = _MX_INT8 if element_dtype == "int8" else _MX_FLOAT
+
+    def run(xf, y, outer, length, inner, bs, mode):
+        _core.mxbfp(xf, y, outer, length, inner, method, emax, emin, mbits, max_norm, mode,
+                    0, bs, 1, 0)
+    return _blocked(x, axis, block_size, rounding_mode, run)
+
+
+def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
+                            rounding_mode=0, sub_block_size=2, sub_block_shift_bits=1,
+                            convert_to_bfloat_before_bfp=0):
+    """AMD Quark's BFPQuantizeDequantize: block floating point fake quantization along
+    `axis`, blocks of `block_size` (the last one may be short), m = bit_width - 9 mantissa
+    bits (1 sign and 8 shared exponent bits).
+
+    - ``"to_bfp"``: with e the block's largest float32 exponent (NaN and inf not counting),
+      scale = 2^(e - 127 - (m - 1)); each element is round(x / scale) * scale (`rounding_mode`
+      0 half away from zero, 1 half up, 2 half to even), clamped to +-(2^(e - 126) - scale).
+      NaN and inf are returned unchanged.
+    - ``"to_bfp_prime"``: the block's exponent e (NaN / inf included: such a block becomes
+      NaN 0x7FFFFFFF throughout); each sub-block of `sub_block_size` elements gets a shift
+      d = min(e - its largest exponent, 2^sub_block_shift_bits - 1); mantissas (subnormals
+      flushed to zero) are rounded in integers to m bits at exponent e - d, never above
+      2^m - 1, with `rounding_mode` settling ties.
+    `convert_to_bfloat_before_bfp` first rounds x to bfloat16 precision (half to even).
+
+    float32 in, float32 out (float16 x as in :func:`mx_quantize_dequantize`); Quark 0.13's
+    results bit for bit, with these deliberate differences: a one-element tensor is quantized
+    (Quark returns it unchanged), `axis` is checked on 1-D input too, the bfloat16 rounding
+    keeps NaN a NaN and never writes into x (Quark's does both), and arguments Quark would
+    read uninitialised memory for are rejected: rounding modes other than 0-2, bit_width
+    outside 10-32, a block_size that sub_block_size does not divide (to_bfp_prime).
+    """
+    if bfp_method not in _BFP_METHODS:
+        raise ValueError(f"bfp_method must be 'to_bfp' or 'to_bfp_prime', got {bfp_method!r}")
+    method = _BFP_METHODS[bfp_method]
+    bw = _int_arg(bit_width, "bit_width", 10, 32)
+    tb = 1 if _int_arg(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp",
+                       -2**63, 2**63 - 1) else 0
+    sub, shift_max = 1, 0
+    if method == _BFP_PRIME:
+        sub = _int_arg(sub_block_size, "sub_block_size", 1, 2**62)
+        shift_max = (1 << _int_arg(sub_block_shift_bits, "sub_block_shift_bits", 0, 30)) - 1
+        if _int_arg(block_size, "block_size", 1, 2**62) % sub:
+            raise ValueError(f"sub_block_size ({sub}) must divide block_size ({block_size}) "
+                             f"for to_bfp_prime")
+
+    def run(xf, y, outer, length, inner, bs, mode):
+        _core.mxbfp(xf, y, outer, length, inner, method, 0, 0, bw - 9, 0.0, mode, tb, bs,
+                    sub, shift_max)
+    return _blocked(x, axis, block_size, rounding_mode, run)
+
+
+__all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "extended_quantize_linear",
+           "extended_dequantize_linear", "mx_quantize_dequantize", "bfp_quantize_dequantize"]

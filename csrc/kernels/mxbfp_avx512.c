@@ -1,0 +1,3 @@
+/* MX / BFP quantize-dequantize, compiled for the avx512 tier (flags in csrc/sources.txt). */
+#define MXB_NAME qk_mxbfp_avx512
+#include "mxbfp_impl.h"

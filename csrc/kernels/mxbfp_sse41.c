@@ -1,0 +1,3 @@
+/* MX / BFP quantize-dequantize, compiled for the sse41 tier (flags in csrc/sources.txt). */
+#define MXB_NAME qk_mxbfp_sse41
+#include "mxbfp_impl.h"
