@@ -133,8 +133,8 @@ MXB_INLINE uint32_t mxb_max_exp(const float *x, size_t n, size_t st, int tb, int
     uint32_t m = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t e = mxb_exp(mxb_load(x, i * st, tb));
-        e = (e == 255u && !keep_special) ? 0u : e;
-        m = e > m ? e : m;
+        if (!keep_special) e &= 0u - (uint32_t)(e != 255u);   /* a mask: gcc vectorises it */
+        m = m < e ? e : m;
     }
     return m;
 }
@@ -208,6 +208,10 @@ static void mxb_rows(const float *x, float *y, size_t len, const qk_mxbfp *c)
         size_t n = len - r < bs ? len - r : bs;
         const float *xb = x + r;
         float *yb = y + r;
+        if (n == 32 && c->method == QK_MX_FLOAT) {   /* the usual MX block: a fixed count */
+            mxb_block(xb, yb, 32, 1, QK_MX_FLOAT, 0, 0, c);
+            continue;
+        }
         switch (c->method) {
         case QK_MX_FLOAT: mxb_block(xb, yb, n, 1, QK_MX_FLOAT, 0, 0, c); break;
         case QK_MX_INT8:
