@@ -109,7 +109,7 @@ def _int_arg(value, name, lo, hi):
     return v
 
 
-def _blocked(x, axis, block_size, rounding_mode, run):
+def _blocked(x, axis, block_size, rounding_mode, num_threads, run):
     """Common part: x as C-contiguous float32 (float16 x computes in float32 and rounds back,
     as Quark's op casts), the axis split into (outer, length, inner), the kernel on it."""
     if not isinstance(x, np.ndarray):
@@ -130,11 +130,13 @@ def _blocked(x, axis, block_size, rounding_mode, run):
         shape = x.shape
         outer = int(np.prod(shape[:ax], dtype=np.int64))
         inner = int(np.prod(shape[ax + 1:], dtype=np.int64))
-        run(xf, y, outer, shape[ax], inner, bs, mode)
+        threads = 0 if num_threads is None else _int_arg(num_threads, "num_threads", 1, 64)
+        run(xf, y, outer, shape[ax], inner, bs, mode, threads)
     return y.astype(np.float16) if half else y
 
 
-def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0):
+def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0, *,
+                           num_threads=None):
     """AMD Quark's MXQuantizeDequantize: OCP microscaling fake quantization along `axis`.
 
     Each block of `block_size` elements along `axis` (the last one may be short) shares the
@@ -146,7 +148,8 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
       result is +0; `rounding_mode` does not apply (as in Quark).
     - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
       2 half to even), clamped to [-128, 127], divided by 64.
-    NaN and inf are returned unchanged. float32 in, float32 out (float16 x: computed in
+    NaN and inf are returned unchanged. Inputs of 512K elements or more are split over up to
+    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16 x: computed in
     float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
     bit, with these deliberate differences: a one-element tensor is quantized (Quark returns
     it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and rounding
@@ -158,15 +161,15 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     emax, emin, mbits, max_norm = MX_ELEMENT_TYPES[element_dtype]
     method = _MX_INT8 if element_dtype == "int8" else _MX_FLOAT
 
-    def run(xf, y, outer, length, inner, bs, mode):
+    def run(xf, y, outer, length, inner, bs, mode, threads):
         _core.mxbfp(xf, y, outer, length, inner, method, emax, emin, mbits, max_norm, mode,
-                    0, bs, 1, 0)
-    return _blocked(x, axis, block_size, rounding_mode, run)
+                    0, bs, 1, 0, threads)
+    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
 
 
 def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
                             rounding_mode=0, sub_block_size=2, sub_block_shift_bits=1,
-                            convert_to_bfloat_before_bfp=0):
+                            convert_to_bfloat_before_bfp=0, *, num_threads=None):
     """AMD Quark's BFPQuantizeDequantize: block floating point fake quantization along
     `axis`, blocks of `block_size` (the last one may be short), m = bit_width - 9 mantissa
     bits (1 sign and 8 shared exponent bits).
@@ -203,10 +206,10 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
             raise ValueError(f"sub_block_size ({sub}) must divide block_size ({block_size}) "
                              f"for to_bfp_prime")
 
-    def run(xf, y, outer, length, inner, bs, mode):
+    def run(xf, y, outer, length, inner, bs, mode, threads):
         _core.mxbfp(xf, y, outer, length, inner, method, 0, 0, bw - 9, 0.0, mode, tb, bs,
-                    sub, shift_max)
-    return _blocked(x, axis, block_size, rounding_mode, run)
+                    sub, shift_max, threads)
+    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
 
 
 __all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "extended_quantize_linear",

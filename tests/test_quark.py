@@ -332,3 +332,18 @@ def test_mx_bfp_errors():
         quark.bfp_quantize_dequantize(x, block_size=8.0)
     # to_bfp ignores the sub-block arguments, as Quark does
     quark.bfp_quantize_dequantize(x, block_size=8, sub_block_size=3)
+
+
+@pytest.mark.parametrize("shape,axis,bs", [((600, 1000), 1, 32), ((1000, 3, 199), 2, 16),
+                                           ((7, 5000, 17), 1, 32), ((3000, 200), 0, 7)])
+def test_mx_bfp_threads(isa, shape, axis, bs):
+    # pieces cut at block starts give the one-thread result
+    x = hostile(np.random.default_rng(3), shape, 0.001)
+    one = quark.mx_quantize_dequantize(x, "fp8_e5m2", axis, bs, num_threads=1)
+    assert bits_equal(quark.mx_quantize_dequantize(x, "fp8_e5m2", axis, bs, num_threads=3),
+                      one)
+    one = quark.bfp_quantize_dequantize(x, "to_bfp_prime", axis, block_size=bs * 2,
+                                        sub_block_size=2, num_threads=1)
+    assert bits_equal(quark.bfp_quantize_dequantize(x, "to_bfp_prime", axis,
+                                                    block_size=bs * 2, sub_block_size=2,
+                                                    num_threads=4), one)
