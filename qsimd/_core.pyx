@@ -1007,3 +1007,23 @@ def mxbfp(cnp.ndarray x, cnp.ndarray y, int64_t outer, int64_t length, int64_t i
         qsimd_mxbfp_run(<const float *>cnp.PyArray_DATA(x), <float *>cnp.PyArray_DATA(y),
                         <size_t>outer, <size_t>length, <size_t>inner, &c, num_threads)
     return y
+
+
+cdef extern from "kernels/mxbfp.h" nogil:
+    void qsimd_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+                            size_t block, int shift)
+
+
+def mxscales(cnp.ndarray x, cnp.ndarray s, int64_t outer, int64_t length, int64_t inner,
+             int64_t block, int shift):
+    """OCP MX e8m0 codes (uint8 s of shape outer x ceil(length / block) x inner) of C-contiguous
+    float32 x (checked by qsimd.quark)."""
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT32 or cnp.PyArray_ITEMSIZE(s) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(s)
+            or block < 1 or cnp.PyArray_SIZE(x) != outer * length * inner
+            or cnp.PyArray_SIZE(s) != outer * ((length + block - 1) // block) * inner):
+        raise ValueError("mxscales: internal argument error")
+    with nogil:
+        qsimd_mxscales_run(<const float *>cnp.PyArray_DATA(x), <uint8_t *>cnp.PyArray_DATA(s),
+                           <size_t>outer, <size_t>length, <size_t>inner, <size_t>block, shift)
+    return s

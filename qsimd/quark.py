@@ -212,5 +212,71 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
     return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
 
 
-__all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "extended_quantize_linear",
+# ------------------------------------------------------------------ ONNX-native MX
+
+# element type -> (ONNX / ml_dtypes name, e8m0 code offset: emax, plus 6 for int8's 2^-6)
+_MX_ONNX = {
+    "fp8_e4m3": ("float8_e4m3fn", 8), "float8_e4m3fn": ("float8_e4m3fn", 8),
+    "fp8_e5m2": ("float8_e5m2", 15), "float8_e5m2": ("float8_e5m2", 15),
+    "fp6_e3m2": ("float6_e3m2fn", 4), "float6_e3m2fn": ("float6_e3m2fn", 4),
+    "fp6_e2m3": ("float6_e2m3fn", 2), "float6_e2m3fn": ("float6_e2m3fn", 2),
+    "fp4_e2m1": ("float4_e2m1fn", 2), "float4_e2m1fn": ("float4_e2m1fn", 2),
+    "int8": ("int8", 6),
+}
+
+
+def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
+    """OCP microscaling (MX) quantization in ONNX's terms: returns ``(elements, scales)``.
+
+    `scales` (ml_dtypes float8_e8m0fnu, x's shape with ceil(d / block_size) along `axis`)
+    holds each block's power of two, 2^(e - 127 - emax) for e the largest float32 exponent
+    field in the block (NaN and inf not counting) and emax the element type's largest
+    exponent (int8: 2^(e - 133), its elements being 1.6 fixed point); blocks below e8m0's
+    range (all elements under 2^(emax - 127), zeros included) get its smallest scale 2^-127.
+    `elements` is ``qsimd.quantize_linear(x, scales, axis=axis, block_size=block_size,
+    output_dtype=...)``: half to even, saturating, -0 kept as a float cast keeps it, NaN and
+    inf as QuantizeLinear converts them (float8_e4m3fn: NaN; e5m2: inf saturates; float4 and
+    int8 have no NaN). ``qsimd.dequantize_linear(elements, scales, axis=axis,
+    block_size=block_size, output_dtype="float32")`` and ONNX's DequantizeLinear (opset 24+,
+    output_dtype FLOAT: an e8m0 scale alone would make the result e8m0) then give what
+    :func:`mx_quantize_dequantize` gives with rounding_mode=2 for finite blocks whose largest
+    magnitude is 0 or at least 2^(emax - 127), up to the sign of zero.
+
+    element_dtype: fp8_e4m3 / float8_e4m3fn, fp8_e5m2 / float8_e5m2, fp4_e2m1 /
+    float4_e2m1fn, int8, and fp6_e3m2 / fp6_e2m3 where this build has float6 types.
+    `out`: an array for the elements, as quantize_linear's `out`.
+    """
+    from ._api import quantize_linear as _q
+    import ml_dtypes
+    if element_dtype not in _MX_ONNX:
+        raise ValueError(f"element_dtype must be one of {', '.join(_MX_ONNX)}, "
+                         f"got {element_dtype!r}")
+    name, shift = _MX_ONNX[element_dtype]
+    try:
+        resolve(name, "element_dtype")
+    except (TypeError, ValueError):
+        raise ValueError(f"element_dtype {element_dtype!r}: this build of qsimd has no "
+                         f"{name} type") from None
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x, np.float32)
+    if x.dtype.newbyteorder("=") != np.dtype(np.float32):
+        raise TypeError(f"x must be float32, got {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (blocks run along an axis)")
+    ax = _int_arg(axis, "axis", -x.ndim, x.ndim - 1) % x.ndim
+    bs = _int_arg(block_size, "block_size", 1, 2**62)
+    xf = np.ascontiguousarray(x, dtype=np.float32)
+    d = x.shape[ax]
+    sshape = x.shape[:ax] + (-(-d // bs),) + x.shape[ax + 1:]
+    codes = np.empty(sshape, np.uint8)
+    if codes.size:
+        outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+        inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
+        _core.mxscales(xf, codes, outer, d, inner, bs, shift)
+    scales = codes.view(ml_dtypes.float8_e8m0fnu)
+    elements = _q(xf, scales, axis=ax, block_size=bs, output_dtype=name, out=out)
+    return elements, scales
+
+
+__all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "quantize_mx", "extended_quantize_linear",
            "extended_dequantize_linear", "mx_quantize_dequantize", "bfp_quantize_dequantize"]

@@ -347,3 +347,82 @@ def test_mx_bfp_threads(isa, shape, axis, bs):
     assert bits_equal(quark.bfp_quantize_dequantize(x, "to_bfp_prime", axis,
                                                     block_size=bs * 2, sub_block_size=2,
                                                     num_threads=4), one)
+
+
+# ------------------------------------------------------------------ quantize_mx
+
+MX_ONNX = {"fp8_e4m3": ("float8_e4m3fn", 8), "fp8_e5m2": ("float8_e5m2", 15),
+           "fp4_e2m1": ("float4_e2m1fn", 2), "int8": ("int8", 0)}
+
+
+def _onnx_dequantize(e, s, axis, bs):
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    tp = {"float8_e4m3fn": TensorProto.FLOAT8E4M3FN, "float8_e5m2": TensorProto.FLOAT8E5M2,
+          "float4_e2m1fn": TensorProto.FLOAT4E2M1, "int8": TensorProto.INT8}[e.dtype.name]
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=axis, block_size=bs,
+                            output_dtype=TensorProto.FLOAT)
+    g = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", tp, list(e.shape)),
+                      helper.make_tensor_value_info("s", TensorProto.FLOAT8E8M0,
+                                                    list(s.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 25)])
+    return ReferenceEvaluator(m).run(None, {"x": e, "s": s})[0]
+
+
+@pytest.mark.parametrize("etype", list(MX_ONNX))
+def test_quantize_mx_round_trip(isa, etype):
+    name, emax = MX_ONNX[etype]
+    rng = np.random.default_rng(zlib.crc32(etype.encode()))
+    for shape, axis, bs in [((6, 70), -1, 32), ((37, 5), 0, 8), ((2, 9, 37), 1, 5),
+                            ((100,), 0, 32)]:
+        x = hostile(rng, shape, 0.0)
+        x[~np.isfinite(x)] = 1.0
+        elements, scales = qsimd.quantize_mx(x, etype, axis=axis, block_size=bs)
+        assert elements.dtype.name == name and scales.dtype == ml_dtypes.float8_e8m0fnu
+        ax = axis % x.ndim
+        assert scales.shape == x.shape[:ax] + (-(-x.shape[ax] // bs),) + x.shape[ax + 1:]
+        got = qsimd.dequantize_linear(elements, scales, axis=axis, block_size=bs,
+                                      output_dtype="float32")
+        ref = _onnx_dequantize(elements, scales, axis, bs)
+        assert bits_equal(got, ref)
+        # Quark's MX with half to even, where e8m0 holds the block's scale
+        want = quark.mx_quantize_dequantize(x, etype, axis=axis, block_size=bs,
+                                            rounding_mode=2)
+        big = np.abs(np.moveaxis(x, ax, -1))
+        pad = -big.shape[-1] % bs
+        big = np.pad(big, [(0, 0)] * (big.ndim - 1) + [(0, pad)])
+        bmax = big.reshape(big.shape[:-1] + (-1, bs)).max(-1)
+        ok = (bmax == 0) | (bmax >= np.float32(2.0 ** (emax - 127)))
+        ok = np.repeat(ok, bs, axis=-1)[..., :x.shape[ax]]
+        ok = np.moveaxis(ok, -1, ax)
+        assert ok.mean() > 0.5
+        assert np.array_equal(got[ok], want[ok])          # values: -0 == +0
+        nz = ok & (want != 0)
+        assert bits_equal(got[nz], want[nz])
+
+
+def test_quantize_mx_by_hand():
+    # block max 3.0: e8m0 code 128 - 8 = 120 (2^-7) for e4m3; int8: 128 - 6 = 122 (2^-5)
+    x = np.array([[3.0, 0.3, -0.0, 0.0]], np.float32)
+    e, s = qsimd.quantize_mx(x, "fp8_e4m3", block_size=4)
+    assert s.view(np.uint8).tolist() == [[120]]
+    assert e.astype(np.float32).tolist() == [[384.0, 40.0, -0.0, 0.0]]
+    assert np.signbit(e.astype(np.float32)[0, 2])      # -0 kept, as a cast keeps it
+    e, s = qsimd.quantize_mx(x, "int8", block_size=4)
+    assert s.view(np.uint8).tolist() == [[122]] and e.tolist() == [[96, 10, 0, 0]]
+    # tiny and all-zero blocks take e8m0's smallest scale 2^-127 (code 0)
+    e, s = qsimd.quantize_mx(np.float32([[0.0, 2.0**-126, 0.0, 0.0]]), "fp4_e2m1",
+                             block_size=2)
+    assert s.view(np.uint8).tolist() == [[0, 0]]
+    assert e.astype(np.float32).tolist() == [[0.0, 2.0, 0.0, 0.0]]
+    # NaN / inf do not count for the scale and convert as QuantizeLinear does
+    e, s = qsimd.quantize_mx(np.float32([1.0, np.nan, np.inf]), "fp8_e4m3", axis=0)
+    assert s.view(np.uint8).tolist() == [119]
+    f = e.astype(np.float32)
+    assert f[0] == 256.0 and np.isnan(f[1]) and f[2] == 448.0
+    with pytest.raises(ValueError, match="element_dtype"):
+        qsimd.quantize_mx(x, "fp8")
+    with pytest.raises(TypeError, match="float32"):
+        qsimd.quantize_mx(x.astype(np.float16), "int8")

@@ -40,6 +40,24 @@ void qk_mxbfp_avx2(const float *x, float *y, size_t len, size_t inner, const qk_
 void qk_mxbfp_avx512(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
 #endif
 
+/* OCP MX e8m0 scale codes of a slab (kernels/mxbfp_impl.h). */
+typedef void (*qk_mxscales_fn)(const float *x, uint8_t *s, size_t len, size_t inner,
+                               size_t block, int shift);
+void qk_mxscales_scalar(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
+                        int shift);
+#if defined(QSIMD_HAVE_X86)
+void qk_mxscales_sse41(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
+                       int shift);
+void qk_mxscales_avx2(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
+                      int shift);
+void qk_mxscales_avx512(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
+                        int shift);
+#endif
+
+/* x: outer * len * inner float32; s: outer * ceil(len / block) * inner codes. */
+void qsimd_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+                        size_t block, int shift);
+
 /* x and y: outer * len * inner float32 (y may be x). Chooses the active ISA's kernel and up
  * to `threads` threads (0: the default) over the outer index and whole blocks. */
 void qsimd_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,

@@ -250,3 +250,17 @@ void MXB_NAME(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp
     if (inner == 1) mxb_rows(x, y, len, c);
     else mxb_columns(x, y, len, inner, c);
 }
+
+/* OCP MX scales: the e8m0 code of each block, its largest exponent field (NaN / inf not
+ * counting) less `shift` (the element type's emax, plus 6 for int8's fixed point), at least
+ * 0 (2^-127, e8m0's smallest). Codes of slab blocks are stored (blocks, inner). */
+void MXB_SCALES(const float *x, uint8_t *s, size_t len, size_t inner, size_t block, int shift)
+{
+    for (size_t r = 0, k = 0; r < len; r += block, k++) {
+        size_t n = len - r < block ? len - r : block;
+        for (size_t col = 0; col < inner; col++) {
+            int code = (int)mxb_max_exp(x + r * inner + col, n, inner, 0, 0) - shift;
+            s[k * inner + col] = (uint8_t)(code < 0 ? 0 : code);
+        }
+    }
+}

@@ -19,6 +19,26 @@ static qk_mxbfp_fn mxbfp_kernel(void)
     return qk_mxbfp_scalar;
 }
 
+void qsimd_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+                        size_t block, int shift)
+{
+    const qk_table *t = qk_active();
+    qk_mxscales_fn fn = qk_mxscales_scalar;
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX512)
+    if (t == &qk_avx512_table) fn = qk_mxscales_avx512;
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
+    if (t == &qk_avx2_table) fn = qk_mxscales_avx2;
+#endif
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
+    if (t == &qk_sse41_table) fn = qk_mxscales_sse41;
+#endif
+    (void)t;
+    size_t nb = (len + block - 1) / block;
+    for (size_t o = 0; o < outer; o++)
+        fn(x + o * len * inner, s + o * nb * inner, len, inner, block, shift);
+}
+
 typedef struct {
     qk_mxbfp_fn fn;
     const float *x;
