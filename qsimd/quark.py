@@ -125,7 +125,7 @@ def _blocked(x, axis, block_size, rounding_mode, num_threads, run):
     mode = _int_arg(rounding_mode, "rounding_mode", 0, 2)
     half = x.dtype.newbyteorder("=") == np.float16
     xf = np.ascontiguousarray(x, dtype=np.float32)
-    y = np.empty(x.shape, np.float32)
+    y = _core.new_result(x.shape, np.dtype(np.float32))   # the cached allocator
     if y.size:
         shape = x.shape
         outer = int(np.prod(shape[:ax], dtype=np.int64))
