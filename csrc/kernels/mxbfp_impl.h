@@ -101,6 +101,25 @@ MXB_INLINE float mxb_mx_float(float x, mxb_div d, float s, int mbits, int emin, 
     return mxb_exp(x) == 255u ? x : out;
 }
 
+/* The same in x's own scale, for blocks whose scale 2^v and largest exponent B lie within
+ * [-100, 100]: e = x / 2^v is exact there (or, when subnormal, far below half the quantum:
+ * zero either way), so rounding x to multiples of the quantum times 2^v and saturating at
+ * max_norm * 2^v gives the same bits as Quark's divide, round, multiply, with no
+ * multiplication. `floor` is the exponent field of the type's smallest normal in x's scale,
+ * `add` the field offset from a value's exponent to the rounding constant's (23 - mbits). */
+MXB_INLINE float mxb_mx_float_fast(float x, uint32_t floor, uint32_t add, float maxs)
+{
+    uint32_t u = mxb_bits(x), au = u & 0x7fffffffu, sgn = u ^ au;
+    uint32_t f = au & 0x7f800000u;
+    f = f > floor ? f : floor;
+    float magic = mxb_float(f + add);
+    float r = (mxb_float(au) + magic) - magic;
+    r = r > maxs ? maxs : r;
+    uint32_t rb = mxb_bits(r);
+    float out = mxb_float(rb | (rb ? sgn : 0u));   /* a zero result is +0 */
+    return au >= 0x7f800000u ? x : out;
+}
+
 /* MX element, int8: e / 2^-6 rounded by `mode`, clamped to [-128, 127], times 2^-6 and
  * the scale. */
 MXB_INLINE float mxb_mx_int8(float x, mxb_div d, float s, int mode)
@@ -127,16 +146,24 @@ MXB_INLINE float mxb_load(const float *x, size_t i, int tb)
     return tb ? mxb_bfloat(x[i]) : x[i];
 }
 
-/* The largest exponent field of a block; NaN / inf count as 0 unless `keep_special`. */
+/* The largest exponent field of a block; NaN / inf count as 0 unless `keep_special`.
+ * Without them, field + 1 is taken (exponent 255 wraps to 0 in the field: two integer
+ * operations per element, which the compiler vectorises) and 1 taken off at the end. */
 MXB_INLINE uint32_t mxb_max_exp(const float *x, size_t n, size_t st, int tb, int keep_special)
 {
     uint32_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t e = mxb_exp(mxb_load(x, i * st, tb));
-        if (!keep_special) e &= 0u - (uint32_t)(e != 255u);   /* a mask: gcc vectorises it */
-        m = m < e ? e : m;
+    if (keep_special) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t f = mxb_bits(mxb_load(x, i * st, tb)) & 0x7f800000u;
+            m = m < f ? f : m;
+        }
+        return m >> 23;
     }
-    return m;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f = (mxb_bits(mxb_load(x, i * st, tb)) + 0x00800000u) & 0x7f800000u;
+        m = m < f ? f : m;
+    }
+    return m ? (m >> 23) - 1u : 0u;
 }
 
 /* One MX or to_bfp block of n elements at stride st. */
@@ -148,7 +175,13 @@ MXB_INLINE void mxb_block(const float *x, float *y, size_t n, size_t st, int met
         int v = m - 127 - c->emax;
         float s = mxb_pow2(v);
         mxb_div d = mxb_divisor(v);
-        if (method == QK_MX_FLOAT) {
+        if (method == QK_MX_FLOAT && v >= -100 && m - 127 <= 100) {
+            uint32_t floor = (uint32_t)(c->emin + v + 127) << 23;
+            uint32_t add = (uint32_t)(23 - c->mbits) << 23;
+            float maxs = c->max_norm * s;   /* exact */
+            for (size_t i = 0; i < n; i++)
+                y[i * st] = mxb_mx_float_fast(x[i * st], floor, add, maxs);
+        } else if (method == QK_MX_FLOAT) {
             int mbits = c->mbits, emin = c->emin;
             float maxn = c->max_norm;
             for (size_t i = 0; i < n; i++)
