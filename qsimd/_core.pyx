@@ -977,7 +977,7 @@ cdef extern from "kernels/mxbfp.h" nogil:
         size_t block
         size_t sub_block
         uint32_t shift_max
-    void qsimd_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
+    void qs_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
                          const qk_mxbfp *c, int threads)
 
 
@@ -1004,13 +1004,13 @@ def mxbfp(cnp.ndarray x, cnp.ndarray y, int64_t outer, int64_t length, int64_t i
     c.sub_block = <size_t>sub_block
     c.shift_max = shift_max
     with nogil:
-        qsimd_mxbfp_run(<const float *>cnp.PyArray_DATA(x), <float *>cnp.PyArray_DATA(y),
+        qs_mxbfp_run(<const float *>cnp.PyArray_DATA(x), <float *>cnp.PyArray_DATA(y),
                         <size_t>outer, <size_t>length, <size_t>inner, &c, num_threads)
     return y
 
 
 cdef extern from "kernels/mxbfp.h" nogil:
-    void qsimd_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+    void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
                             size_t block, int shift)
 
 
@@ -1024,6 +1024,6 @@ def mxscales(cnp.ndarray x, cnp.ndarray s, int64_t outer, int64_t length, int64_
             or cnp.PyArray_SIZE(s) != outer * ((length + block - 1) // block) * inner):
         raise ValueError("mxscales: internal argument error")
     with nogil:
-        qsimd_mxscales_run(<const float *>cnp.PyArray_DATA(x), <uint8_t *>cnp.PyArray_DATA(s),
+        qs_mxscales_run(<const float *>cnp.PyArray_DATA(x), <uint8_t *>cnp.PyArray_DATA(s),
                            <size_t>outer, <size_t>length, <size_t>inner, <size_t>block, shift)
     return s

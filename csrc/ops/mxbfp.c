@@ -19,7 +19,7 @@ static qk_mxbfp_fn mxbfp_kernel(void)
     return qk_mxbfp_scalar;
 }
 
-void qsimd_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
                         size_t block, int shift)
 {
     const qk_table *t = qk_active();
@@ -60,7 +60,7 @@ static void mxbfp_piece(void *ctx, int index, size_t a, size_t b)
     }
 }
 
-void qsimd_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
+void qs_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
                      const qk_mxbfp *c, int threads)
 {
     mxbfp_job j;
