@@ -54,6 +54,12 @@ void qk_mxscales_avx512(const float *x, uint8_t *s, size_t len, size_t inner, si
                         int shift);
 #endif
 
+#if defined(QSIMD_HAVE_NEON)
+void qk_mxbfp_neon(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
+void qk_mxscales_neon(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
+                      int shift);
+#endif
+
 /* x: outer * len * inner float32; s: outer * ceil(len / block) * inner codes. */
 void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
                         size_t block, int shift);

@@ -15,6 +15,9 @@ static qk_mxbfp_fn mxbfp_kernel(void)
 #if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
     if (t == &qk_sse41_table) return qk_mxbfp_sse41;
 #endif
+#if defined(QSIMD_HAVE_NEON)
+    if (t == &qk_neon_table) return qk_mxbfp_neon;
+#endif
     (void)t;
     return qk_mxbfp_scalar;
 }
@@ -32,6 +35,9 @@ void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_
 #endif
 #if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
     if (t == &qk_sse41_table) fn = qk_mxscales_sse41;
+#endif
+#if defined(QSIMD_HAVE_NEON)
+    if (t == &qk_neon_table) fn = qk_mxscales_neon;
 #endif
     (void)t;
     size_t nb = (len + block - 1) / block;
