@@ -81,7 +81,10 @@ def _build(cache: str) -> str:
     tmp = lib + f".{os.getpid()}.tmp"
     cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", "-o", tmp]
     cmd += [f"-I{d}" for d in includes] + sources
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except OSError as e:
+        raise RuntimeError(f"the C++ compiler {cxx} could not be run: {e}") from None
     if r.returncode:
         raise RuntimeError(f"building Quark's op library failed: {r.stderr.strip()[-500:]}")
     os.replace(tmp, lib)
