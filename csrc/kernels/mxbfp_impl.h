@@ -109,15 +109,15 @@ MXB_INLINE float mxb_mx_float(float x, mxb_div d, float s, int mbits, int emin, 
  * `add` the field offset from a value's exponent to the rounding constant's (23 - mbits). */
 MXB_INLINE float mxb_mx_float_fast(float x, uint32_t floor, uint32_t add, float maxs)
 {
-    uint32_t u = mxb_bits(x), au = u & 0x7fffffffu, sgn = u ^ au;
-    uint32_t f = au & 0x7f800000u;
-    f = f > floor ? f : floor;
-    float magic = mxb_float(f + add);
-    float r = (mxb_float(au) + magic) - magic;
+    uint32_t u = mxb_bits(x), sgn = u & 0x80000000u, f = u & 0x7f800000u;
+    uint32_t g = f > floor ? f : floor;
+    /* the constant carries x's sign: rounding is symmetric, and a zero result comes out as
+     * (-M) + M = +0, as Quark's */
+    float magic = mxb_float((g + add) | sgn);
+    float r = (x + magic) - magic;
     r = r > maxs ? maxs : r;
-    uint32_t rb = mxb_bits(r);
-    float out = mxb_float(rb | (rb ? sgn : 0u));   /* a zero result is +0 */
-    return au >= 0x7f800000u ? x : out;
+    r = r < -maxs ? -maxs : r;
+    return f == 0x7f800000u ? x : r;
 }
 
 /* MX element, int8: e / 2^-6 rounded by `mode`, clamped to [-128, 127], times 2^-6 and
