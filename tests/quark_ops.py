@@ -120,14 +120,15 @@ def require_quark() -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _session(op: str, ndim: int, attrs: tuple):
+def _session(op: str, ndim: int, attrs: tuple, half: bool = False):
     import onnxruntime as ort
     from onnx import TensorProto, helper
     node = helper.make_node(op, ["x"], ["y"], domain=DOMAIN, **dict(attrs))
+    t = TensorProto.FLOAT16 if half else TensorProto.FLOAT
     graph = helper.make_graph(
         [node], "quark_op",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None] * ndim)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        [helper.make_tensor_value_info("x", t, [None] * ndim)],
+        [helper.make_tensor_value_info("y", t, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid(DOMAIN, 1)])
     so = ort.SessionOptions()
@@ -138,9 +139,11 @@ def _session(op: str, ndim: int, attrs: tuple):
 
 
 def run(op: str, x: np.ndarray, **attrs) -> np.ndarray:
-    """One com.amd.quark node on float32 x (a copy: some of Quark's ops write their input)."""
-    x = np.array(x, np.float32, copy=True, order="C")
-    sess = _session(op, x.ndim, tuple(sorted(attrs.items())))
+    """One com.amd.quark node on float32 or float16 x (a copy: some of Quark's ops write their
+    input)."""
+    half = np.asarray(x).dtype == np.float16
+    x = np.array(x, np.float16 if half else np.float32, copy=True, order="C")
+    sess = _session(op, x.ndim, tuple(sorted(attrs.items())), half)
     return sess.run(None, {"x": x})[0]
 
 

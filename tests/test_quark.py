@@ -426,3 +426,20 @@ def test_quantize_mx_by_hand():
         qsimd.quantize_mx(x, "fp8")
     with pytest.raises(TypeError, match="float32"):
         qsimd.quantize_mx(x.astype(np.float16), "int8")
+
+
+@pytest.mark.parametrize("etype", MX_TYPES)
+def test_float16_matches_quark(quark_lib, etype):
+    # Quark's op casts float16 x to float32 and the result back (onnxruntime's Cast)
+    rng = np.random.default_rng(zlib.crc32(f"half{etype}".encode()))
+    with np.errstate(over="ignore"):
+        h = hostile(rng, (6, 80), 0.01).astype(np.float16)
+    for mode in range(3):
+        attrs = dict(element_dtype=etype, rounding_mode=mode)
+        got = quark.mx_quantize_dequantize(h, **attrs)
+        want = quark_ops.mx(h, **attrs)
+        assert got.dtype == np.float16 and got.tobytes() == want.tobytes(), attrs
+    for method in ("to_bfp", "to_bfp_prime"):
+        got = quark.bfp_quantize_dequantize(h, method)
+        want = quark_ops.bfp(h, bfp_method=method)
+        assert got.tobytes() == want.tobytes(), method
