@@ -121,15 +121,18 @@ MXB_INLINE float mxb_mx_float_fast(float x, uint32_t floor, uint32_t add, float 
 }
 
 /* MX element, int8: e / 2^-6 rounded by `mode`, clamped to [-128, 127], times 2^-6 and
- * the scale. */
-MXB_INLINE float mxb_mx_int8(float x, mxb_div d, float s, int mode)
+ * the scale. The int8 scale 2^v has v >= -127, so e = x * 2^-v is one multiplication (a),
+ * and q * (s / 64) is Quark's s * (q * 2^-6): s / 64 >= 2^-133 is exact, one rounding of
+ * the same product either way. e * 64 stays a step of its own (an e that underflowed to
+ * -0 must stay -0 for half-to-even's sign of zero). */
+MXB_INLINE float mxb_mx_int8(float x, float a, float s64, int mode)
 {
-    float t = ((x * d.a) * d.b) * 64.0f;
+    float t = (x * a) * 64.0f;
     float q = mxb_round(t, mode);
     q = q > 127.0f ? 127.0f : q;
     q = q < -128.0f ? -128.0f : q;
-    float out = s * (q * 0.015625f);
-    return mxb_exp(x) == 255u ? x : out;
+    float out = q * s64;
+    return (mxb_bits(x) & 0x7f800000u) == 0x7f800000u ? x : out;
 }
 
 /* BFP element (to_bfp): round(x / scale) * scale clamped to +-max_v. */
@@ -187,7 +190,8 @@ MXB_INLINE void mxb_block(const float *x, float *y, size_t n, size_t st, int met
             for (size_t i = 0; i < n; i++)
                 y[i * st] = mxb_mx_float(x[i * st], d, s, mbits, emin, maxn);
         } else {
-            for (size_t i = 0; i < n; i++) y[i * st] = mxb_mx_int8(x[i * st], d, s, mode);
+            float s64 = s * 0.015625f;   /* exact: v >= -127 */
+            for (size_t i = 0; i < n; i++) y[i * st] = mxb_mx_int8(x[i * st], d.a, s64, mode);
         }
     } else {
         int v = m - 127 - (c->mbits - 1);
