@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -359,6 +360,38 @@ def case_dynamic_rows(n, use_out=True, out_name="uint8"):
     return ours, peers, floor_fn(4 * x.size, x.size), x.size
 
 
+_QUARK_LIB = None   # AMD Quark's custom-op library (--quark or QSIMD_QUARK_LIB), else no peer
+
+
+def _quark_session(op, shape, **attrs):
+    if not _QUARK_LIB or ort is None:
+        return None
+    node = helper.make_node(op, ["x"], ["y"], domain="com.amd.quark", **attrs)
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.amd.quark", 1)])
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(_QUARK_LIB)
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def case_mx(n, element_dtype, use_out=True):
+    """Quark's MXQuantizeDequantize, blocks of 32 along the last axis; the onnxruntime column
+    is Quark's own op (its custom-op library) when available."""
+    shape = (max(1, n // 1024), min(n, 1024))
+    x = (np.random.default_rng(1).standard_normal(shape) * 4).astype(np.float32)
+    ours = lambda: qsimd.quark.mx_quantize_dequantize(x, element_dtype, 1, 32, num_threads=1)  # noqa: E731
+    peers = {}
+    sess = _quark_session("MXQuantizeDequantize", shape, element_dtype=element_dtype, axis=1,
+                          block_size=32)
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    size = int(np.prod(shape))
+    return ours, peers, floor_fn(4 * size, 4 * size), size
+
+
 CASES = {
     "q_u8": ("quantize f32->u8 per-tensor", lambda n, o: case_quant(n, "uint8", use_out=o)),
     "q_i8": ("quantize f32->i8 per-tensor", lambda n, o: case_quant(n, "int8", use_out=o)),
@@ -380,6 +413,9 @@ CASES = {
     "dq_f4p": ("dequantize float4e2m1 packed->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float4e2m1", packed=True, use_out=o)),
     "q_f6e2m3p": ("quantize f32->float6e2m3 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e2m3", use_out=o)),
     "q_f6e3m2p": ("quantize f32->float6e3m2 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e3m2", use_out=o)),
+    "mx_e4m3": ("Quark MX fake-quantize fp8_e4m3 (block 32)", lambda n, o: case_mx(n, "fp8_e4m3", o)),
+    "mx_f4": ("Quark MX fake-quantize fp4_e2m1 (block 32)", lambda n, o: case_mx(n, "fp4_e2m1", o)),
+    "mx_i8": ("Quark MX fake-quantize int8 (block 32)", lambda n, o: case_mx(n, "int8", o)),
 }
 PEERS = ("numpy", "onnxruntime", "torch", "Q per-tensor")
 
@@ -410,7 +446,18 @@ def main(argv=None) -> int:
     ap.add_argument("--isa", default=None, help="force an instruction set")
     ap.add_argument("--budget", type=float, default=0.2, help="seconds per measurement")
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    ap.add_argument("--quark", action="store_true",
+                    help="mx_* rows: build AMD Quark's op library (tests/quark_ops.py: pip download "
+                         "and g++) as their onnxruntime peer; QSIMD_QUARK_LIB names a built one")
     args = ap.parse_args(argv)
+    global _QUARK_LIB
+    _QUARK_LIB = os.environ.get("QSIMD_QUARK_LIB")
+    if args.quark and not _QUARK_LIB:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+        import quark_ops
+        _QUARK_LIB = quark_ops.quark_library()
+        if _QUARK_LIB is None:
+            print(f"Quark's ops unavailable: {quark_ops.skip_reason()}", file=sys.stderr)
     if args.isa:
         qsimd.set_isa(args.isa)
     sizes = [parse_size(s) for s in args.sizes.split(",")]

@@ -33,6 +33,7 @@ from ._api import (
     unpack,
 )
 from . import quark   # AMD Quark's Extended*Linear names (qsimd.quark)
+from .quark import quantize_mx   # OCP MX blocks as ONNX elements + e8m0 scales
 
 __version__ = "0.1.0"
 
@@ -67,5 +68,6 @@ __all__ = [
     "set_result_cache",
     "get_result_cache",
     "quark",
+    "quantize_mx",
     "__version__",
 ]

@@ -1172,3 +1172,68 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return y, s, z
+
+
+# ------------------------------------------------------------------ AMD Quark MX / BFP
+cdef extern from "kernels/mxbfp.h" nogil:
+    ctypedef struct qk_mxbfp:
+        int method
+        int emax
+        int emin
+        int mbits
+        float max_norm
+        int rounding
+        int to_bfloat
+        size_t block
+        size_t sub_block
+        uint32_t shift_max
+    void qs_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                         const qk_mxbfp *c, int threads)
+
+
+def mxbfp(cnp.ndarray x, cnp.ndarray y, int64_t outer, int64_t length, int64_t inner,
+          int method, int emax, int emin, int mbits, float max_norm, int rounding,
+          int to_bfloat, int64_t block, int64_t sub_block, uint32_t shift_max,
+          int num_threads=0):
+    """Quark's MX / BFP quantize-dequantize of C-contiguous float32 x into y (same shape;
+    the arguments are checked by qsimd.quark)."""
+    cdef qk_mxbfp c
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT32 or cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32
+            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(y)
+            or cnp.PyArray_SIZE(x) != outer * length * inner
+            or cnp.PyArray_SIZE(y) != outer * length * inner or block < 1 or sub_block < 1):
+        raise ValueError("mxbfp: internal argument error")
+    c.method = method
+    c.emax = emax
+    c.emin = emin
+    c.mbits = mbits
+    c.max_norm = max_norm
+    c.rounding = rounding
+    c.to_bfloat = to_bfloat
+    c.block = <size_t>block
+    c.sub_block = <size_t>sub_block
+    c.shift_max = shift_max
+    with nogil:
+        qs_mxbfp_run(<const float *>cnp.PyArray_DATA(x), <float *>cnp.PyArray_DATA(y),
+                        <size_t>outer, <size_t>length, <size_t>inner, &c, num_threads)
+    return y
+
+
+cdef extern from "kernels/mxbfp.h" nogil:
+    void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
+                            size_t block, int shift)
+
+
+def mxscales(cnp.ndarray x, cnp.ndarray s, int64_t outer, int64_t length, int64_t inner,
+             int64_t block, int shift):
+    """OCP MX e8m0 codes (uint8 s of shape outer x ceil(length / block) x inner) of C-contiguous
+    float32 x (checked by qsimd.quark)."""
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT32 or cnp.PyArray_ITEMSIZE(s) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(s)
+            or block < 1 or cnp.PyArray_SIZE(x) != outer * length * inner
+            or cnp.PyArray_SIZE(s) != outer * ((length + block - 1) // block) * inner):
+        raise ValueError("mxscales: internal argument error")
+    with nogil:
+        qs_mxscales_run(<const float *>cnp.PyArray_DATA(x), <uint8_t *>cnp.PyArray_DATA(s),
+                           <size_t>outer, <size_t>length, <size_t>inner, <size_t>block, shift)
+    return s

@@ -11,14 +11,30 @@ Numerics (CONTRACT.md):
   integer types, clamped in double (so 2**31 never wraps), the zero point exact.
 - float16 / bfloat16 outputs: ``to_type(x / scale + zero_point)``, NOT rounded to an integer.
   The quotient has the precision of the integer path; the zero point is added in float32 (as
-  Quark's CPU kernel does) and the sum is rounded to nearest even (overflow gives inf).
+  Quark's CPU kernel does; an absent one is +0, so x = -0 gives +0) and the sum is rounded to
+  nearest even (overflow gives inf).
 - dequantize int32 / uint32: ``(x - zero_point) * scale`` with an exact int64 difference;
   float16 / bfloat16: ``(float32(x) - float32(zero_point)) * scale``, all in float32.
+
+API decisions where Quark's op and qsimd differ:
+- Inputs: Quark's schema takes float32 x and float32 scales only. These functions accept
+  everything :func:`qsimd.quantize_linear` / :func:`qsimd.dequantize_linear` accept (float16,
+  bfloat16 or int32 x; float16 / bfloat16 scales), with the same numerics as there;
+  with float32 x and scales the results are Quark's. Dequantize returns the scale's type as
+  ONNX DequantizeLinear does (float16 for a float16 scale), not always float32: pass float32
+  scales for Quark's output type.
+- ``axis`` defaults to 1, ONNX's default and the default Quark's op declares. Quark's kernel
+  uses axis 0 when a node has no ``axis`` attribute: when translating such a node with
+  per-channel parameters, pass ``axis=0``.
 """
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
+from . import _core
 from ._api import _typed_array, dequantize_linear, quantize_linear
 from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 
@@ -67,4 +83,211 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
                              num_threads=num_threads)
 
 
-__all__ = ["QUARK_TYPES", "extended_quantize_linear", "extended_dequantize_linear"]
+# ------------------------------------------------------------------ MX and BFP
+
+#: MXQuantizeDequantize element types: (largest exponent emax, smallest normal exponent,
+#: mantissa bits, largest magnitude); int8 has an implicit 2^-6 and emax 0.
+MX_ELEMENT_TYPES = {
+    "fp8_e5m2": (15, -14, 2, 57344.0),
+    "fp8_e4m3": (8, -6, 3, 448.0),
+    "fp6_e3m2": (4, -2, 2, 28.0),
+    "fp6_e2m3": (2, 0, 3, 7.5),
+    "fp4_e2m1": (2, 0, 1, 6.0),
+    "int8": (0, 0, 0, 127.0),
+}
+_MX_FLOAT, _MX_INT8, _BFP, _BFP_PRIME = 0, 1, 2, 3
+_BFP_METHODS = {"to_bfp": _BFP, "to_bfp_prime": _BFP_PRIME,
+                "to_bfp_prime_shared": _BFP_PRIME}   # Quark's old name for to_bfp_prime
+
+
+def _int_arg(value, name, lo, hi):
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
+    return v
+
+
+_F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
+
+
+def _blocked(x, axis, block_size, rounding_mode, num_threads, run):
+    """Common part: x as C-contiguous float32 (float16 x computes in float32 and rounds back,
+    as Quark's op casts), the axis split into (outer, length, inner), the kernel on it.
+    Kept lean (math.prod, dtype identity first): a 1K-element call is mostly this."""
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
+        if x.dtype == np.float64:
+            x = x.astype(np.float32)
+    dt = x.dtype
+    half = dt == _F16
+    if dt != _F32 and not half:
+        native = dt.newbyteorder("=")
+        if native not in (_F32, _F16):
+            raise TypeError(f"x must be float32 or float16 (Quark's input types), got {dt}")
+        half = native == _F16
+    nd = x.ndim
+    if nd == 0:
+        raise ValueError("x must have at least one dimension (blocks run along an axis)")
+    ax = _int_arg(axis, "axis", -nd, nd - 1) % nd
+    bs = _int_arg(block_size, "block_size", 1, 2**62)
+    mode = _int_arg(rounding_mode, "rounding_mode", 0, 2)
+    threads = 0 if num_threads is None else _int_arg(num_threads, "num_threads", 1, 64)
+    if dt != _F32 or not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x, dtype=_F32)
+    shape = x.shape
+    y = _core.new_result(shape, _F32)   # the cached allocator
+    if y.size:
+        run(x, y, math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1:]), bs, mode,
+            threads)
+    return y.astype(np.float16) if half else y
+
+
+def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0, *,
+                           num_threads=None):
+    """AMD Quark's MXQuantizeDequantize: OCP microscaling fake quantization along `axis`.
+
+    Each block of `block_size` elements along `axis` (the last one may be short) shares the
+    scale 2^(e - 127 - emax), e the largest float32 exponent field in the block (NaN and inf
+    not counting; an all-zero block uses e = 0) and emax the element type's largest exponent.
+    Elements are x / scale rounded to `element_dtype`, then multiplied by the scale again:
+    - float types (fp8_e5m2, fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1): rounded half to even to
+      the type's precision (subnormals included), saturated at its largest magnitude, a zero
+      result is +0; `rounding_mode` does not apply (as in Quark).
+    - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
+      2 half to even), clamped to [-128, 127], divided by 64.
+    NaN and inf are returned unchanged. Inputs of 512K elements or more are split over up to
+    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16 x: computed in
+    float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
+    bit, with these deliberate differences: a one-element tensor is quantized (Quark returns
+    it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and rounding
+    modes other than 0, 1, 2 are rejected (Quark treats them as 0).
+    """
+    if element_dtype not in MX_ELEMENT_TYPES:
+        raise ValueError(f"element_dtype must be one of {', '.join(MX_ELEMENT_TYPES)}, "
+                         f"got {element_dtype!r}")
+    emax, emin, mbits, max_norm = MX_ELEMENT_TYPES[element_dtype]
+    method = _MX_INT8 if element_dtype == "int8" else _MX_FLOAT
+
+    def run(xf, y, outer, length, inner, bs, mode, threads):
+        _core.mxbfp(xf, y, outer, length, inner, method, emax, emin, mbits, max_norm, mode,
+                    0, bs, 1, 0, threads)
+    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
+
+
+def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
+                            rounding_mode=0, sub_block_size=2, sub_block_shift_bits=1,
+                            convert_to_bfloat_before_bfp=0, *, num_threads=None):
+    """AMD Quark's BFPQuantizeDequantize: block floating point fake quantization along
+    `axis`, blocks of `block_size` (the last one may be short), m = bit_width - 9 mantissa
+    bits (1 sign and 8 shared exponent bits).
+
+    - ``"to_bfp"``: with e the block's largest float32 exponent (NaN and inf not counting),
+      scale = 2^(e - 127 - (m - 1)); each element is round(x / scale) * scale (`rounding_mode`
+      0 half away from zero, 1 half up, 2 half to even), clamped to +-(2^(e - 126) - scale).
+      NaN and inf are returned unchanged.
+    - ``"to_bfp_prime"``: the block's exponent e (NaN / inf included: such a block becomes
+      NaN 0x7FFFFFFF throughout); each sub-block of `sub_block_size` elements gets a shift
+      d = min(e - its largest exponent, 2^sub_block_shift_bits - 1); mantissas (subnormals
+      flushed to zero) are rounded in integers to m bits at exponent e - d, never above
+      2^m - 1, with `rounding_mode` settling ties.
+    `convert_to_bfloat_before_bfp` first rounds x to bfloat16 precision (half to even).
+
+    float32 in, float32 out (float16 x as in :func:`mx_quantize_dequantize`); Quark 0.13's
+    results bit for bit, with these deliberate differences: a one-element tensor is quantized
+    (Quark returns it unchanged), `axis` is checked on 1-D input too, the bfloat16 rounding
+    keeps NaN a NaN and never writes into x (Quark's does both), and arguments Quark would
+    read uninitialised memory for are rejected: rounding modes other than 0-2, bit_width
+    outside 10-32, a block_size that sub_block_size does not divide (to_bfp_prime).
+    """
+    if bfp_method not in _BFP_METHODS:
+        raise ValueError(f"bfp_method must be 'to_bfp' or 'to_bfp_prime', got {bfp_method!r}")
+    method = _BFP_METHODS[bfp_method]
+    bw = _int_arg(bit_width, "bit_width", 10, 32)
+    tb = 1 if _int_arg(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp",
+                       -2**63, 2**63 - 1) else 0
+    sub, shift_max = 1, 0
+    if method == _BFP_PRIME:
+        sub = _int_arg(sub_block_size, "sub_block_size", 1, 2**62)
+        shift_max = (1 << _int_arg(sub_block_shift_bits, "sub_block_shift_bits", 0, 30)) - 1
+        if _int_arg(block_size, "block_size", 1, 2**62) % sub:
+            raise ValueError(f"sub_block_size ({sub}) must divide block_size ({block_size}) "
+                             f"for to_bfp_prime")
+
+    def run(xf, y, outer, length, inner, bs, mode, threads):
+        _core.mxbfp(xf, y, outer, length, inner, method, 0, 0, bw - 9, 0.0, mode, tb, bs,
+                    sub, shift_max, threads)
+    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
+
+
+# ------------------------------------------------------------------ ONNX-native MX
+
+# element type -> (ONNX / ml_dtypes name, e8m0 code offset: emax, plus 6 for int8's 2^-6)
+_MX_ONNX = {
+    "fp8_e4m3": ("float8_e4m3fn", 8), "float8_e4m3fn": ("float8_e4m3fn", 8),
+    "fp8_e5m2": ("float8_e5m2", 15), "float8_e5m2": ("float8_e5m2", 15),
+    "fp6_e3m2": ("float6_e3m2fn", 4), "float6_e3m2fn": ("float6_e3m2fn", 4),
+    "fp6_e2m3": ("float6_e2m3fn", 2), "float6_e2m3fn": ("float6_e2m3fn", 2),
+    "fp4_e2m1": ("float4_e2m1fn", 2), "float4_e2m1fn": ("float4_e2m1fn", 2),
+    "int8": ("int8", 6),
+}
+
+
+def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
+    """OCP microscaling (MX) quantization in ONNX's terms: returns ``(elements, scales)``.
+
+    `scales` (ml_dtypes float8_e8m0fnu, x's shape with ceil(d / block_size) along `axis`)
+    holds each block's power of two, 2^(e - 127 - emax) for e the largest float32 exponent
+    field in the block (NaN and inf not counting) and emax the element type's largest
+    exponent (int8: 2^(e - 133), its elements being 1.6 fixed point); blocks below e8m0's
+    range (all elements under 2^(emax - 127), zeros included) get its smallest scale 2^-127.
+    `elements` is ``qsimd.quantize_linear(x, scales, axis=axis, block_size=block_size,
+    output_dtype=...)``: half to even, saturating, -0 kept as a float cast keeps it, NaN and
+    inf as QuantizeLinear converts them (float8_e4m3fn: NaN; e5m2: inf saturates; float4 and
+    int8 have no NaN). ``qsimd.dequantize_linear(elements, scales, axis=axis,
+    block_size=block_size, output_dtype="float32")`` and ONNX's DequantizeLinear (opset 24+,
+    output_dtype FLOAT: an e8m0 scale alone would make the result e8m0) then give what
+    :func:`mx_quantize_dequantize` gives with rounding_mode=2 for finite blocks whose largest
+    magnitude is 0 or at least 2^(emax - 127), up to the sign of zero.
+
+    element_dtype: fp8_e4m3 / float8_e4m3fn, fp8_e5m2 / float8_e5m2, fp4_e2m1 /
+    float4_e2m1fn, int8, and fp6_e3m2 / fp6_e2m3 where this build has float6 types.
+    `out`: an array for the elements, as quantize_linear's `out`.
+    """
+    from ._api import quantize_linear as _q
+    import ml_dtypes
+    if element_dtype not in _MX_ONNX:
+        raise ValueError(f"element_dtype must be one of {', '.join(_MX_ONNX)}, "
+                         f"got {element_dtype!r}")
+    name, shift = _MX_ONNX[element_dtype]
+    try:
+        resolve(name, "element_dtype")
+    except (TypeError, ValueError):
+        raise ValueError(f"element_dtype {element_dtype!r}: this build of qsimd has no "
+                         f"{name} type") from None
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x, np.float32)
+    if x.dtype.newbyteorder("=") != np.dtype(np.float32):
+        raise TypeError(f"x must be float32, got {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (blocks run along an axis)")
+    ax = _int_arg(axis, "axis", -x.ndim, x.ndim - 1) % x.ndim
+    bs = _int_arg(block_size, "block_size", 1, 2**62)
+    xf = np.ascontiguousarray(x, dtype=np.float32)
+    d = x.shape[ax]
+    sshape = x.shape[:ax] + (-(-d // bs),) + x.shape[ax + 1:]
+    codes = np.empty(sshape, np.uint8)
+    if codes.size:
+        outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+        inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
+        _core.mxscales(xf, codes, outer, d, inner, bs, shift)
+    scales = codes.view(ml_dtypes.float8_e8m0fnu)
+    elements = _q(xf, scales, axis=ax, block_size=bs, output_dtype=name, out=out)
+    return elements, scales
+
+
+__all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "quantize_mx", "extended_quantize_linear",
+           "extended_dequantize_linear", "mx_quantize_dequantize", "bfp_quantize_dequantize"]

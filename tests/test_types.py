@@ -470,8 +470,8 @@ def model_quantize_half(x, s, zp, otn, precision=None):
     dt = np.dtype(np.float16) if otn == "float16" else BF16
     with np.errstate(all="ignore"):
         q = np.asarray(_quotient(x, s, precision)).astype(np.float32)
-        if zp is not None:
-            q = q + np.asarray(zp).astype(np.float32)
+        # an absent zero point is +0 (Quark adds it always): -0 becomes +0
+        q = q + (np.float32(0) if zp is None else np.asarray(zp).astype(np.float32))
         return q.astype(dt)
 
 
@@ -557,13 +557,21 @@ def test_quark_quantize_half(isa, xt, otn):
 
 
 def test_quark_quantize_half_by_hand(isa):
-    # not rounded to an integer; the zero point is added in float32; -0 kept without one
+    # not rounded to an integer; the zero point is added in float32, +0 when absent
     x = np.array([1.0, 3.0, -0.0, 65504.0 * 3, 1e-9], np.float32)
     assert qsimd.quantize_linear(x, np.float32(3), output_dtype="float16").astype(
-        np.float32).tolist() == [np.float32(np.float16(1 / 3)), 1.0, -0.0, 65504.0,
+        np.float32).tolist() == [np.float32(np.float16(1 / 3)), 1.0, 0.0, 65504.0,
                                  np.float32(np.float16(1e-9 / 3))]
-    assert np.signbit(qsimd.quantize_linear(x[2:3], np.float32(3), output_dtype="float16")[0])
-    assert not np.signbit(qsimd.quantize_linear(x[2:3], np.float32(3), np.float16(0))[0])
+    # -0 / 3 + 0 is +0 whether the zero point is given or absent, float16 and bfloat16
+    for otn in ("float16", "bfloat16"):
+        got = qsimd.quantize_linear(x[2:3], np.float32(3), output_dtype=otn)
+        assert got.view(np.uint16).tolist() == [0], otn
+        zero = np.zeros((), np.float16 if otn == "float16" else BF16)
+        assert qsimd.quantize_linear(x[2:3], np.float32(3), zero).view(np.uint16).tolist() \
+            == [0], otn
+    # a negative quotient that rounds to zero keeps its sign (-1e-30 + 0 is -1e-30)
+    assert np.signbit(qsimd.quantize_linear(np.float32([-1e-30]), np.float32(1),
+                                            output_dtype="float16")[0])
     # 2049 + 0.5 in float32 is 2049.5; float16 spacing there is 2: 2050
     assert qsimd.quantize_linear(np.float32([2049]), np.float32(1), np.float16(0.5)).tolist() \
         == [2050.0]

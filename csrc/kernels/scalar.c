@@ -120,8 +120,10 @@ QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y
     int f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk >= QK_Y_E2M3;   /* float4 and float6 */
     for (size_t start = 0, e = 0; start < n; start += blk, e++) {
         size_t end = n - start < blk ? n : start + blk;
-        int add = p->zpf != NULL && (f4 || yk == QK_Y_F16 || yk == QK_Y_BF16);
-        float zf = add ? p->zpf[e] : 0.0f;
+        /* f16/bf16 add the zero point even when absent (+0): x/scale + 0 turns -0 into
+         * +0 as an explicit zero point does; float4 adds it only when given (ONNX) */
+        int add = (p->zpf != NULL && f4) || yk == QK_Y_F16 || yk == QK_Y_BF16;
+        float zf = add && p->zpf != NULL ? p->zpf[e] : 0.0f;
         for (size_t i = start; i < end; i++) {
             float q;
             if (qk == QK_Q_F64) {
