@@ -26,10 +26,10 @@ from ._dtypes import DTYPE_TO_CODE
 __all__ = ["BoundaryEntry", "boundary", "split_boundary"]
 
 _DOMAINS = ("", "ai.onnx")
-# attributes each operator may carry (from opset 10 to 25), with what qsimd does with them
+# attributes each operator may carry (opsets 10 to 28: 28 only adds the float6 types)
 _Q_ATTRS = {"axis", "block_size", "output_dtype", "saturate", "precision"}
 _DQ_ATTRS = {"axis", "block_size", "output_dtype"}
-_MAX_OPSET = 25
+_MAX_OPSET = 28
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def boundary(model) -> list:
     """Graph inputs consumed by a QuantizeLinear and graph outputs produced by a
     DequantizeLinear whose scale and zero point are constants (initializers or Constant
     nodes), as BoundaryEntry(name, kind, node, op) with a ready Quantizer / Dequantizer.
-    Opsets 10 to 25; per-tensor, per-axis and blocked; every attribute (axis, block_size,
+    Opsets 10 to 28; per-tensor, per-axis and blocked; every attribute (axis, block_size,
     output_dtype, saturate, precision). An input that also feeds other nodes is listed (its
     quantizer is right) but split_boundary refuses it."""
     m = _load(model)

@@ -192,6 +192,31 @@ def test_float8_boundary_and_constant_nodes():
                                .astype(np.float32)})
 
 
+@pytest.mark.parametrize("f6", ["float6_e2m3fn", "float6_e3m2fn"])
+def test_float6_boundary_opset28(f6):
+    """opset 28's float6 boundary: onnxruntime has no float6 kernels, so the split is checked
+    against onnx.reference on the original model: the boundary ops give its quantized input
+    bit for bit, and reference(core) on them, dequantized, gives its output."""
+    import ml_dtypes
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(8)
+    shape = (3, 16)
+    s = np.float32(0.25)
+    z = np.zeros((), getattr(ml_dtypes, f6))
+    m = _qdq_model(28, {}, {}, s, z, s, z, shape)
+    core, qs, dqs = qonnx.split_boundary(m)
+    onnx.checker.check_model(core)
+    for k in range(5):
+        x = (rng.standard_normal(shape) * [1, 10, 100][k % 3]).astype(np.float32)
+        x[0, :3] = [np.inf, -np.inf, np.nan]
+        want = ReferenceEvaluator(m).run(None, {"X": x})[0]
+        q_ref = ReferenceEvaluator(m).run(["xq"], {"X": x})[0]
+        q = qs["X"](x)
+        assert q.dtype == q_ref.dtype and q.view(np.uint8).tobytes() == q_ref.view(np.uint8).tobytes()
+        got = dqs["Y"](ReferenceEvaluator(core).run(None, {"X": q})[0])
+        assert got.tobytes() == np.asarray(want, np.float32).tobytes()
+
+
 def test_per_axis_and_opset10():
     rng = np.random.default_rng(6)
     shape = (2, 5, 7)
