@@ -254,7 +254,7 @@ def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
     magnitude is 0 or at least 2^(emax - 127), up to the sign of zero.
 
     element_dtype: fp8_e4m3 / float8_e4m3fn, fp8_e5m2 / float8_e5m2, fp4_e2m1 /
-    float4_e2m1fn, int8, and fp6_e3m2 / fp6_e2m3 where this build has float6 types.
+    float4_e2m1fn, fp6_e3m2 / float6_e3m2fn, fp6_e2m3 / float6_e2m3fn, int8.
     `out`: an array for the elements, as quantize_linear's `out`.
     """
     from ._api import quantize_linear as _q

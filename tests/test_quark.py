@@ -352,6 +352,7 @@ def test_mx_bfp_threads(isa, shape, axis, bs):
 # ------------------------------------------------------------------ quantize_mx
 
 MX_ONNX = {"fp8_e4m3": ("float8_e4m3fn", 8), "fp8_e5m2": ("float8_e5m2", 15),
+           "fp6_e3m2": ("float6_e3m2fn", 4), "fp6_e2m3": ("float6_e2m3fn", 2),
            "fp4_e2m1": ("float4_e2m1fn", 2), "int8": ("int8", 0)}
 
 
@@ -359,7 +360,9 @@ def _onnx_dequantize(e, s, axis, bs):
     from onnx import TensorProto, helper
     from onnx.reference import ReferenceEvaluator
     tp = {"float8_e4m3fn": TensorProto.FLOAT8E4M3FN, "float8_e5m2": TensorProto.FLOAT8E5M2,
-          "float4_e2m1fn": TensorProto.FLOAT4E2M1, "int8": TensorProto.INT8}[e.dtype.name]
+          "float4_e2m1fn": TensorProto.FLOAT4E2M1, "int8": TensorProto.INT8,
+          "float6_e2m3fn": TensorProto.FLOAT6E2M3, "float6_e3m2fn": TensorProto.FLOAT6E3M2,
+          }[e.dtype.name]
     node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=axis, block_size=bs,
                             output_dtype=TensorProto.FLOAT)
     g = helper.make_graph(
@@ -367,7 +370,7 @@ def _onnx_dequantize(e, s, axis, bs):
                       helper.make_tensor_value_info("s", TensorProto.FLOAT8E8M0,
                                                     list(s.shape))],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 25)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 28)])   # 28: float6
     return ReferenceEvaluator(m).run(None, {"x": e, "s": s})[0]
 
 
