@@ -10,6 +10,7 @@
 #include "x86_bytes.h"
 
 #define QV_W 8
+#define QV_ISA avx2   /* table entries are named avx2_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1

@@ -7,6 +7,7 @@
 #include "x86_bytes.h"
 
 #define QV_W 4
+#define QV_ISA sse41   /* table entries are named sse41_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F16C 0
 /* No FMA at this level: an exact residual x - q*s would need a split product and a
  * compensated sum (about 20 operations), no faster than divps, so the quotient divides. */

@@ -7,6 +7,12 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Table entries get the instruction set's name (QV_ISA, defined by each x86 file) in front,
+ * so that a profiler tells avx2_q_... from avx512_q_... */
+#define QT_N(name) QT_N2(QV_ISA, name)
+#define QT_N2(isa, name) QT_N3(isa, name)
+#define QT_N3(isa, name) isa##_##name
+
 /* 16 code bytes (each < 16) -> 8 bytes in the low half, element 0 in the low nibble:
  * maddubs adds b0 * 1 + b1 * 16 per byte pair, never saturating. */
 static inline __m128i qx_pack4(__m128i b)

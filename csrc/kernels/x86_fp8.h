@@ -301,7 +301,7 @@ QF_INLINE void qf_deq_run(int dk, int ok, const void *x, void *y, size_t n, cons
 /* ---- table entries ---- */
 
 #define QF_QFN(yk)                                                                           \
-    static void qf_q_##yk(const void *x, void *y, size_t n, const qk_qparams *p)             \
+    static void QT_N(f_q_##yk)(const void *x, void *y, size_t n, const qk_qparams *p)       \
     { qf_quant_run(yk, x, y, n, p); }
 QF_QFN(QK_Y_E4M3FN)
 QF_QFN(QK_Y_E5M2)
@@ -313,7 +313,7 @@ QF_QFN(QK_Y_E3M2)
 QF_QFN(QK_Y_PE3M2)
 
 #define QF_DFN(dk, ok)                                                                      \
-    static void qf_d_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p)      \
+    static void QT_N(f_d_##dk##_##ok)(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qf_deq_run(dk, ok, x, y, n, p); }
 #define QF_DROW(dk) QF_DFN(dk, QK_O_F32) QF_DFN(dk, QK_O_F16) QF_DFN(dk, QK_O_BF16)
 QF_DROW(QK_D_E4M3FN)
@@ -324,17 +324,19 @@ QF_DROW(QK_D_E2M3)
 QF_DROW(QK_D_PE2M3)
 QF_DROW(QK_D_E3M2)
 QF_DROW(QK_D_PE3M2)
-#define QF_DENTRIES(dk) { qf_d_##dk##_QK_O_F32, qf_d_##dk##_QK_O_F16, qf_d_##dk##_QK_O_BF16, NULL }
+#define QF_DENTRIES(dk) { QT_N(f_d_##dk##_QK_O_F32), QT_N(f_d_##dk##_QK_O_F16), \
+                          QT_N(f_d_##dk##_QK_O_BF16), NULL }
 #define QF_QNULL4 NULL, NULL, NULL, NULL
 
 /* For x86_template.h's QT_TABLE: the float32 x / float32 quotient row with the float
  * outputs (fnuz formats, 32-bit and Quark outputs stay scalar), and the dequantize rows
  * after the 32-bit one. */
 #define QT_F32_ROW                                                                           \
-    { qt_q_QK_X_F32_QK_Q_F32_QK_Y_B8, qt_q_QK_X_F32_QK_Q_F32_QK_Y_B16,                        \
-      qt_q_QK_X_F32_QK_Q_F32_QK_Y_P4, qt_q_QK_X_F32_QK_Q_F32_QK_Y_P2, qf_q_QK_Y_E4M3FN, NULL, \
-      qf_q_QK_Y_E5M2, NULL, qf_q_QK_Y_E2M1, qf_q_QK_Y_PE2M1, NULL, NULL, NULL,              \
-      qf_q_QK_Y_E2M3, qf_q_QK_Y_PE2M3, qf_q_QK_Y_E3M2, qf_q_QK_Y_PE3M2 }
+    { QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B8), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B16),                  \
+      QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P4), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P2),                   \
+      QT_N(f_q_QK_Y_E4M3FN), NULL, QT_N(f_q_QK_Y_E5M2), NULL, QT_N(f_q_QK_Y_E2M1),            \
+      QT_N(f_q_QK_Y_PE2M1), NULL, NULL, NULL, QT_N(f_q_QK_Y_E2M3), QT_N(f_q_QK_Y_PE2M3),      \
+      QT_N(f_q_QK_Y_E3M2), QT_N(f_q_QK_Y_PE3M2) }
 #define QT_FP_DROWS                                                                          \
     QF_DENTRIES(QK_D_E4M3FN), { QF_QNULL4 }, QF_DENTRIES(QK_D_E5M2), { QF_QNULL4 },          \
     QF_DENTRIES(QK_D_E2M1), QF_DENTRIES(QK_D_PE2M1), { QF_QNULL4 }, { QF_QNULL4 },          \

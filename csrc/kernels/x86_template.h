@@ -939,7 +939,7 @@ static float qt_reduce(const float *c, size_t nc, int is_max, const float *x, si
     return neg ? -0.0f : 0.0f;
 }
 
-static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
+static void QT_N(minmax)(const float *x, size_t n, float *mn, float *mx)
 {
     /* Per lane, min(v, acc) is exactly `v < acc ? v : acc` (x86 returns the second operand
      * for NaN and for equal values), so each lane keeps the first occurrence of its minimum,
@@ -1009,16 +1009,17 @@ static void qt_minmax(const float *x, size_t n, float *mn, float *mx)
 /* ---- table entries ---- */
 
 #define QT_QFN(xk, qk, yk)                                                                  \
-    static void qt_q_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
+    static void QT_N(q_##xk##_##qk##_##yk)(const void *x, void *y, size_t n,                \
+                                           const qk_qparams *p)                              \
     { qt_quant_run(xk, qk, yk, x, y, n, p); }
 #define QT_QFN_Y(xk, qk) QT_QFN(xk, qk, QK_Y_B8) QT_QFN(xk, qk, QK_Y_B16) \
     QT_QFN(xk, qk, QK_Y_P4) QT_QFN(xk, qk, QK_Y_P2)
-#define QT_QROW(xk, qk) { qt_q_##xk##_##qk##_QK_Y_B8, qt_q_##xk##_##qk##_QK_Y_B16, \
-                          qt_q_##xk##_##qk##_QK_Y_P4, qt_q_##xk##_##qk##_QK_Y_P2 }
+#define QT_QROW(xk, qk) { QT_N(q_##xk##_##qk##_QK_Y_B8), QT_N(q_##xk##_##qk##_QK_Y_B16), \
+                          QT_N(q_##xk##_##qk##_QK_Y_P4), QT_N(q_##xk##_##qk##_QK_Y_P2) }
 #define QT_QNULL { NULL, NULL, NULL, NULL }
 
 #define QT_DFN(dk, ok)                                                                    \
-    static void qt_d_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p)  \
+    static void QT_N(d_##dk##_##ok)(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qt_deq_run(dk, ok, x, y, n, p); }
 
 QT_QFN_Y(QK_X_F32, QK_Q_F32)
@@ -1061,6 +1062,9 @@ QT_DFN(QK_D_P2, QK_O_F16)
 #define QT_FP_DROWS
 #endif
 
+#define QT_DROW(dk) { QT_N(d_##dk##_QK_O_F32), QT_F16(QT_N(d_##dk##_QK_O_F16)), \
+                         QT_N(d_##dk##_QK_O_BF16) }
+
 /* The table; float64 quotients (int32 x) and 32-bit dequantization stay with scalar.c. */
 #define QT_TABLE(sym, name)                                                                  \
     const qk_table sym = {                                                                   \
@@ -1076,15 +1080,11 @@ QT_DFN(QK_D_P2, QK_O_F16)
               QT_QROW(QK_X_I32, QK_Q_BF16), QT_QNULL },                                     \
         },                                                                                   \
         {                                                                                    \
-            { qt_d_QK_D_B8_QK_O_F32, QT_F16(qt_d_QK_D_B8_QK_O_F16), qt_d_QK_D_B8_QK_O_BF16 }, \
-            { qt_d_QK_D_B16_QK_O_F32, QT_F16(qt_d_QK_D_B16_QK_O_F16),                       \
-              qt_d_QK_D_B16_QK_O_BF16 },                                                     \
-            { qt_d_QK_D_P4_QK_O_F32, QT_F16(qt_d_QK_D_P4_QK_O_F16), qt_d_QK_D_P4_QK_O_BF16 }, \
-            { qt_d_QK_D_P2_QK_O_F32, QT_F16(qt_d_QK_D_P2_QK_O_F16), qt_d_QK_D_P2_QK_O_BF16 }, \
+            QT_DROW(QK_D_B8), QT_DROW(QK_D_B16), QT_DROW(QK_D_P4), QT_DROW(QK_D_P2),         \
             { NULL, NULL, NULL },                                                            \
             QT_FP_DROWS                                                                      \
         },                                                                                   \
-        qt_minmax,                                                                           \
+        QT_N(minmax),                                                                        \
     }
 
 #endif
