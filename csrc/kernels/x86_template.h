@@ -640,7 +640,9 @@ QT_INLINE void qt_quant_run(int xk, int qk, int yk, const void *xv, void *yv, si
 #endif
     /* One call site per inlined driver keeps one copy of each in the table entry. */
     for (size_t a = 0; a < n;) {
-        size_t e = a / blk, b = blk >= n ? n : n - a < blk ? n : a + blk;
+        /* the end of entry e: a may sit inside it when a negative scale's entry was cut
+         * into QT_EXP pieces below */
+        size_t e = a / blk, b = blk >= n || n / blk <= e ? n : (e + 1) * blk;
         const qk_qparams *pp = p;
         const char *px = x;
         unsigned char *py = y;
