@@ -205,6 +205,21 @@ def test_quantize_random(isa, p):
                       _spelling(p["otn"], p["spell"]), str(p))
 
 
+@pytest.mark.parametrize("inner", [255, 256, 257, 300, 513, 1000])
+@pytest.mark.parametrize("otn", ["uint8", "int8", "int4"])
+def test_quantize_negative_scale_long_blocks(isa, inner, otn):
+    """A negative scale entry longer than the kernels' expansion (256 elements) is done in
+    pieces; the entries after it must still get their own parameters (found by hypothesis:
+    seed 467149, per-axis on axis 0 with 330 elements per entry)."""
+    rng = np.random.default_rng(inner)
+    dt, code = OUT_TYPES[otn][0], OUT_TYPES[otn][1]
+    x = (rng.standard_normal((4, inner)) * 50).astype(np.float32)
+    s = np.array([0.5, -2.0, 1.5, -0.25], np.float32)
+    zp = np.array([1, -1, 2, 0]).astype(dt) if otn != "uint8" else np.array([1, 3, 2, 0], dt)
+    assert_same(qsimd.quantize_linear(x, s, zp, axis=0),
+                ref_quantize(x, s, zp, axis=0, output_dtype=code), f"{otn} inner={inner}")
+
+
 @pytest.mark.parametrize("xt,stn", list(itertools.product(Q_IN_TYPES, Q_IN_TYPES)))
 def test_quantize_every_type(isa, xt, stn):
     """Every x type x scale type x output type, per-tensor / per-axis / blocked, zp or not."""
