@@ -216,6 +216,31 @@ def case_dequant(n, in_name, per="tensor", out_dtype=np.float32, use_out=True):
     return ours, peers, floor_fn(n * bits // 8 if bits == 8 else n, n * np.dtype(out_dtype).itemsize), n
 
 
+def case_dequant_f16(n, use_out=True):
+    """AMD Quark's float16 DequantizeLinear input (scale 1, no zero point: a widening). The
+    onnxruntime column is its own Cast float16 -> float32 of the same array (the bar)."""
+    x = (np.random.default_rng(7).standard_normal(n) * 3).astype(np.float16)
+    scale = np.float32(1.0)
+    out = np.empty(n, np.float32)
+    ours = (lambda: qsimd.dequantize_linear(x, scale, out=out)) if use_out else \
+        (lambda: qsimd.dequantize_linear(x, scale))
+    peers = {"numpy": lambda: x.astype(np.float32)}
+    if ort is not None:
+        node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [n])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])])
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+                                    .SerializeToString(), so, providers=["CPUExecutionProvider"])
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    if torch is not None:
+        tx = torch.from_numpy(x)
+        peers["torch"] = lambda: tx.float()
+    return ours, peers, floor_fn(2 * n, 4 * n), n
+
+
 def _pack_nibbles(codes: np.ndarray) -> np.ndarray:
     c = codes.view(np.uint8)
     if c.size % 2:
@@ -411,6 +436,7 @@ CASES = {
     "dq_e4m3": ("dequantize float8e4m3fn->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float8e4m3fn", use_out=o)),
     "q_f4p": ("quantize f32->float4e2m1 packed per-tensor", lambda n, o: case_quant_fp(n, "float4e2m1", packed=True, use_out=o)),
     "dq_f4p": ("dequantize float4e2m1 packed->f32 per-tensor", lambda n, o: case_dequant_fp(n, "float4e2m1", packed=True, use_out=o)),
+    "dq_f16": ("dequantize float16 (Quark) ->f32, vs Cast", lambda n, o: case_dequant_f16(n, use_out=o)),
     "q_f6e2m3p": ("quantize f32->float6e2m3 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e2m3", use_out=o)),
     "q_f6e3m2p": ("quantize f32->float6e3m2 packed per-tensor", lambda n, o: case_quant_f6(n, "float6e3m2", use_out=o)),
     "mx_e4m3": ("Quark MX fake-quantize fp8_e4m3 (block 32)", lambda n, o: case_mx(n, "fp8_e4m3", o)),

@@ -255,6 +255,14 @@ static inline vf qv_from_fp(vi c, int fmt)
     return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
 }
 
+/* d with the quiet bit set in its NaN lanes (a signalling bfloat16 NaN widened by a shift) */
+static inline vf qv_quiet_nan(vf d)
+{
+    __m512i b = _mm512_castps_si512(d);
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(b, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q),
+                                                    b, _mm512_set1_epi32(0x00400000)));
+}
+
 static inline vf qv_keep_nan(vf d, vf p)
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), p, d);

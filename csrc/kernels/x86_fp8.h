@@ -49,6 +49,8 @@ QF_INLINE size_t qf_per_y(int yk) { return yk == QK_Y_PE2M1 ? 2 : qf_p6_y(yk) ? 
 QF_INLINE size_t qf_per_d(int dk) { return dk == QK_D_PE2M1 ? 2 : qf_p6_d(dk) ? 4 : 1; }
 /* bytes of m elements from a group boundary (m a multiple of the group) */
 QF_INLINE size_t qf_gbytes(size_t per, size_t m) { return per == 2 ? m / 2 : per == 4 ? m / 4 * 3 : m; }
+/* AMD Quark's float16 / bfloat16 inputs: two bytes per element, no packing */
+QF_INLINE int qf_h_d(int dk) { return dk == QK_D_F16 || dk == QK_D_BF16; }
 /* the byte holding (the group of) slot `slot` counted from the start of packed data */
 QF_INLINE size_t qf_goff(size_t per, size_t slot)
 {
@@ -223,7 +225,7 @@ QF_COLD void qf_deq_part(int dk, int ok, const unsigned char *x, unsigned char *
         q.phase = (unsigned)((p->phase + a) % per);
         qk_dequant_scalar(dk, ok, x + qf_goff(per, p->phase + a), y + a * osize[ok], b - a, &q);
     } else {
-        qk_dequant_scalar(dk, ok, x + a, y + a * osize[ok], b - a, &q);
+        qk_dequant_scalar(dk, ok, x + (qf_h_d(dk) ? 2 * a : a), y + a * osize[ok], b - a, &q);
     }
 }
 
@@ -232,14 +234,22 @@ QF_COLD void qf_deq_part(int dk, int ok, const unsigned char *x, unsigned char *
 QF_INLINE void qf_dvec(int dk, int ok, int has_zf, const unsigned char *x, unsigned char *y,
                        vf s, vf nzf)
 {
-    vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x)
-           : qf_p6_d(dk) ? qv_load6(x) : qv_load_codes(QK_D_B8, 8, 0, x);
-    vf d = qv_from_fp(c, qf_fmt_d(dk));
+    vf d;
+    if (qf_h_d(dk)) {   /* widening is exact */
+        d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
+    } else {
+        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x)
+               : qf_p6_d(dk) ? qv_load6(x) : qv_load_codes(QK_D_B8, 8, 0, x);
+        d = qv_from_fp(c, qf_fmt_d(dk));
+    }
     if (has_zf) d = qv_add_f(d, nzf);
+    else if (dk == QK_D_BF16) d = qv_quiet_nan(d);   /* as the subtraction would */
     qv_store_out(ok, y, qv_keep_nan(d, qv_mul(d, s)));
 }
 
-#define QF_XBYTES(dk, m) qf_gbytes(qf_per_d(dk), (m))
+#define QF_XBYTES(dk, m) (qf_h_d(dk) ? 2 * (m) : qf_gbytes(qf_per_d(dk), (m)))
+/* the byte of element (slot) `i` */
+#define QF_XOFF(dk, per, i) (qf_h_d(dk) ? 2 * (i) : qf_goff((per), (i)))
 #define QF_OSIZE(ok) ((ok) == QK_O_F32 ? 4u : 2u)
 
 QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
@@ -252,7 +262,7 @@ QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
         a = b - a < k ? b : a + k;
     }
     size_t m = (b - a) / QV_W * QV_W;
-    const unsigned char *xa = x + qf_goff(per, per > 1 ? p->phase + a : a);
+    const unsigned char *xa = x + QF_XOFF(dk, per, per > 1 ? p->phase + a : a);
     unsigned char *ya = y + a * QF_OSIZE(ok);
     vf s = qv_set1(p->scale[e]);
     vf nzf = qv_set1(has_zf ? -p->zpf[e] : 0.0f);
@@ -275,7 +285,7 @@ QF_INLINE void qf_deq_run2(int dk, int ok, int has_zf, const void *xv, void *yv,
         size_t per = qf_per_d(dk), a = per > 1 && p->phase % per ? per - p->phase % per : 0;
         if (a > n) a = n;
         size_t m = (n - a) / QV_W * QV_W;
-        const unsigned char *xa = x + qf_goff(per, per > 1 ? p->phase + a : a);
+        const unsigned char *xa = x + QF_XOFF(dk, per, per > 1 ? p->phase + a : a);
         for (size_t i = 0; i < m; i += QV_W) {
             vf nzf = has_zf ? qv_mul(qv_loadu_f(p->zpf + a + i), qv_set1(-1.0f)) : qv_set1(0.0f);
             qf_dvec(dk, ok, has_zf, xa + QF_XBYTES(dk, i), y + (a + i) * QF_OSIZE(ok),
@@ -291,7 +301,8 @@ QF_INLINE void qf_deq_run2(int dk, int ok, int has_zf, const void *xv, void *yv,
     }
 }
 
-/* float6 zero points (the only float input kind here that has them) get their own loops */
+/* float6 and Quark float16 / bfloat16 zero points (the float input kinds that have them) get
+ * their own loops */
 QF_INLINE void qf_deq_run(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
 {
     if (p->zpf) qf_deq_run2(dk, ok, 1, x, y, n, p);
@@ -324,6 +335,8 @@ QF_DROW(QK_D_E2M3)
 QF_DROW(QK_D_PE2M3)
 QF_DROW(QK_D_E3M2)
 QF_DROW(QK_D_PE3M2)
+QF_DROW(QK_D_F16)
+QF_DROW(QK_D_BF16)
 #define QF_DENTRIES(dk) { QT_N(f_d_##dk##_QK_O_F32), QT_N(f_d_##dk##_QK_O_F16), \
                           QT_N(f_d_##dk##_QK_O_BF16), NULL }
 #define QF_QNULL4 NULL, NULL, NULL, NULL
@@ -339,7 +352,8 @@ QF_DROW(QK_D_PE3M2)
       QT_N(f_q_QK_Y_E3M2), QT_N(f_q_QK_Y_PE3M2) }
 #define QT_FP_DROWS                                                                          \
     QF_DENTRIES(QK_D_E4M3FN), { QF_QNULL4 }, QF_DENTRIES(QK_D_E5M2), { QF_QNULL4 },          \
-    QF_DENTRIES(QK_D_E2M1), QF_DENTRIES(QK_D_PE2M1), { QF_QNULL4 }, { QF_QNULL4 },          \
+    QF_DENTRIES(QK_D_E2M1), QF_DENTRIES(QK_D_PE2M1), QF_DENTRIES(QK_D_F16),                  \
+    QF_DENTRIES(QK_D_BF16),                                                                  \
     QF_DENTRIES(QK_D_E2M3), QF_DENTRIES(QK_D_PE2M3), QF_DENTRIES(QK_D_E3M2),                 \
     QF_DENTRIES(QK_D_PE3M2),
 

@@ -586,7 +586,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
         default: zp[e] = (int32_t)rnd_range(cmin, cmax);
         }
     }
-    size_t xb = c->dk == QK_D_B16 ? 2 * n
+    size_t xb = c->dk == QK_D_B16 || c->dk == QK_D_F16 || c->dk == QK_D_BF16 ? 2 * n
               : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? (c->phase + n + 1) / 2
               : c->dk == QK_D_P2 ? (c->phase + n + 3) / 4
               : p6_d(c->dk) ? p6_bytes(c->phase, n) : n;
@@ -607,10 +607,13 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     memset(&p, 0, sizeof p);
     p.scale = scale;
     p.zp = c->zp_null ? NULL : zp;
-    if (c->dk >= QK_D_E2M3) {   /* float6: zero points subtracted in float */
-        static const float z6[] = {0.0f, -0.0f, 0.5f, -1.5f, 7.5f, -28.0f, 0.0625f};
+    if (c->dk >= QK_D_E2M3 || c->dk == QK_D_F16 || c->dk == QK_D_BF16) {
+        /* float6 and Quark float16 / bfloat16: zero points subtracted in float */
+        static const float z6[] = {0.0f, -0.0f, 0.5f, -1.5f, 7.5f, -28.0f, 0.0625f,
+                                   65504.0f, -3.0e38f, 1.0e-7f};
+        unsigned nz = c->dk >= QK_D_E2M3 ? 7 : 10;
         float *zpf = arena_place(&asc64, entries * sizeof(float), 1, 0);
-        for (size_t e = 0; e < entries; e++) zpf[e] = z6[rndn(7)];
+        for (size_t e = 0; e < entries; e++) zpf[e] = z6[rndn(nz)];
         p.zp = NULL;
         p.zpf = c->zp_null ? NULL : zpf;
     }
@@ -646,7 +649,8 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
     qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
     unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 || p6_d(dk) ? 4 : 1;
     static const unsigned b8bits[] = {8, 4, 2};
-    size_t xs = dk == QK_D_B16 ? 2 : 1, os = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
+    size_t xs = dk == QK_D_B16 || dk == QK_D_F16 || dk == QK_D_BF16 ? 2 : 1;
+    size_t os = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
     for (size_t n = 0; n <= maxn; n++) {
