@@ -285,8 +285,10 @@ def test_example_runs():
     import sys
     pytest.importorskip("onnxruntime.quantization")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the qsimd this interpreter imports (installed, or the checkout's in place): not the
+    # source tree itself, which in an unpacked sdist has no compiled extension
     r = subprocess.run([sys.executable, os.path.join(root, "examples", "serve_boundary.py"),
-                        "--batch", "4"], capture_output=True, text=True, env=env, timeout=300)
+                        "--batch", "4"], capture_output=True, text=True, timeout=300,
+                       cwd=os.path.dirname(os.path.dirname(qsimd.__file__)))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.count("bit-identical outputs: True") == 2, r.stdout
