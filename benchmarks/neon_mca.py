@@ -112,12 +112,14 @@ def has(lines, pattern):
 
 # kernel: (table function, predicate on the loop, elements per iteration from the loop)
 def pick_quant(loops):
-    """The single-scale loop: fused multiply-adds (the reciprocal form) if any loop has
-    them, else the divides; the fewest loads (no parameter vectors reloaded)."""
+    """The per-tensor loop: with the reciprocal form (fused multiply-adds) if any loop has
+    them -- the one-positive-scale form clamps x with FMIN, the per-lane form does not --
+    else the divides; the most elements per iteration, then the fewest loads."""
     conv = [l for l in loops if has(l, "fcvtns")]
-    fma = [l for l in conv if has(l, "fmla|fmls|fmadd|fmsub")]
-    cand = fma or [l for l in conv if has(l, "fdiv")]
-    return min(cand, key=lambda l: (loop_bytes(l, "ld"), len(l))) if cand else None
+    fma = [l for l in conv if has(l, "fmla|fmls")]
+    cand = [l for l in fma if has(l, "fmin")] or fma or [l for l in conv if has(l, "fdiv")]
+    return min(cand, key=lambda l: (-loop_bytes(l, "st"), loop_bytes(l, "ld"), len(l))) \
+        if cand else None
 
 
 def pick_dequant(loops):

@@ -287,20 +287,11 @@ QN_INLINE uint8x16_t qn_narrow_u8(const int32x4_t r[4])
     return vcombine_u8(vmovn_u16(a), vmovn_u16(b));
 }
 
-/* Store chunk c of the body; y points at the body's first element (a whole byte if packed). */
-QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8x16_t mask)
+/* 16 byte codes of chunk c to the body (y: its first element, a whole byte if packed). */
+QN_INLINE void qn_store_bytes(int yk, void *y, size_t c, uint8x16_t b)
 {
-    if (yk == QK_Y_B16) {
-        uint16_t *d = (uint16_t *)y + c;
-        vst1q_u16(d, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
-                                  vmovn_u32(vreinterpretq_u32_s32(r[1]))));
-        vst1q_u16(d + 8, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
-                                      vmovn_u32(vreinterpretq_u32_s32(r[3]))));
-        return;
-    }
-    uint8x16_t b = qn_narrow_u8(r);
     if (yk == QK_Y_B8) {
-        vst1q_u8((uint8_t *)y + c, vandq_u8(b, mask));
+        vst1q_u8((uint8_t *)y + c, b);
     } else if (yk == QK_Y_P4) {
         /* per 16-bit lane: low byte = e0 | e1 << 4 */
         uint16x8_t w = vreinterpretq_u16_u8(vandq_u8(b, vdupq_n_u8(0x0f)));
@@ -317,6 +308,21 @@ QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8
         uint32_t word = vget_lane_u32(vreinterpret_u32_u8(out), 0);
         memcpy((uint8_t *)y + c / 4, &word, 4);
     }
+}
+
+/* Store chunk c of the body; y points at the body's first element (a whole byte if packed). */
+QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8x16_t mask)
+{
+    if (yk == QK_Y_B16) {
+        uint16_t *d = (uint16_t *)y + c;
+        vst1q_u16(d, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
+                                  vmovn_u32(vreinterpretq_u32_s32(r[1]))));
+        vst1q_u16(d + 8, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
+                                      vmovn_u32(vreinterpretq_u32_s32(r[3]))));
+        return;
+    }
+    uint8x16_t b = qn_narrow_u8(r);
+    qn_store_bytes(yk, y, c, yk == QK_Y_B8 ? vandq_u8(b, mask) : b);
 }
 
 /* ------------------------------------------------------------------ float8 / float4 */
@@ -466,11 +472,218 @@ QN_INLINE void qn_quant_body_fp(int xk, int qk, int yk, int sat, int has_zf, int
     }
 }
 
+/* ------------------------------------------------------------------ reciprocal form */
+
+/* Integer outputs of float32, float16 and bfloat16 quotients when the operator layer passes
+ * reciprocals (p->rscale): x / s becomes q0 = RN(x r), e = x - q0 s (FMLS, exact),
+ * q1 = RN(q0 + e r) (FMLA), which FCVTNS rounds half to even to the same integer as the
+ * correctly rounded quotient (docs/EXACT-DIVISION.md). FCVTNS saturates out-of-range values
+ * and takes NaN to 0, so NaN is steered to a quotient of -2^17 in float first; everything
+ * after the conversion is saturating integer arithmetic:
+ *   c + (zp - qmin), saturated to [0, qmax - qmin] (SQXTN, SQADD, SQXTUN, UMIN; B16: SQADD,
+ *   SQXTUN, UMIN), then xor (-qmin & mask) gives the two's complement code of c + zp.
+ * Form A, one positive scale: x is clamped to [-2^17 s, 2^17 s] (exact: s times a power of
+ * two, finite as |s| <= QK_RECIP_MAX). FMIN first quiets a signalling NaN and FMAXNM then
+ * takes every NaN to -2^17 s; infinities land on the bounds. Inside them the quotient is
+ * untouched, beyond them it saturates like the true one, and x r cannot overflow.
+ * Form B, parameters per lane (signs may differ): q0 is clamped to [-2^17, 2^17] instead
+ * (FMUL has quieted a signalling NaN), which changes nothing inside and leaves q1 beyond the
+ * range (or infinite) with the sign of the true quotient outside; q1 is bounded below at
+ * -2^17, which takes NaN there (NaN x: q0 = -2^17, e and q1 NaN). */
+#define QN_RK 131072.0f   /* 2^17: beyond every 16-bit code range */
+
+typedef struct qn_rpar {
+    float32x4_t s[4], r[4];
+    float32x4_t xl, nxl;   /* form A: 2^17 s and -2^17 s */
+    int32x4_t zw[4];       /* zp - qmin per lane */
+} qn_rpar;
+
+QN_INLINE void qn_rpar_entry(qn_rpar *v, const qk_qparams *p, size_t e)
+{
+    float s = p->scale[e];
+    float32x4_t sv = vdupq_n_f32(s), rv = vdupq_n_f32(p->rscale[e]);
+    int32x4_t zw = vdupq_n_s32((p->zp ? p->zp[e] : 0) - p->qmin);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) { v->s[k] = sv; v->r[k] = rv; v->zw[k] = zw; }
+    v->xl = vdupq_n_f32(QN_RK * s);
+    v->nxl = vdupq_n_f32(-QN_RK * s);
+}
+
+QN_INLINE void qn_rpar_each(qn_rpar *v, const qk_qparams *p, size_t i)
+{
+    int32x4_t qmin = vdupq_n_s32(p->qmin);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        v->r[k] = vld1q_f32(p->rscale + i + 4 * k);
+        v->zw[k] = vsubq_s32(p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0), qmin);
+    }
+}
+
+/* A chunk that crosses entry boundaries, lane by lane, as qn_qpar_gather. */
+static void qn_rpar_gather(qn_rpar *v, const qk_qparams *p, size_t blk, size_t *e, size_t *off)
+{
+    float s[QN_CHUNK], r[QN_CHUNK];
+    int32_t z[QN_CHUNK];
+    for (int j = 0; j < QN_CHUNK; j++) {
+        s[j] = p->scale[*e];
+        r[j] = p->rscale[*e];
+        z[j] = (p->zp ? p->zp[*e] : 0) - p->qmin;
+        if (++*off == blk) { *off = 0; ++*e; }
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(s + 4 * k);
+        v->r[k] = vld1q_f32(r + 4 * k);
+        v->zw[k] = vld1q_s32(z + 4 * k);
+    }
+}
+
+/* 4 nv quotients (nv = 4, or 8 for two chunks) by the reciprocal form, converted to int32
+ * (form A when single); chunk j uses the parameters pv[j]. Each step is done for all vectors
+ * before the next, so an in-order core always has independent work in flight. */
+QN_INLINE void qn_rquant(int xk, int qk, int single, int nv, const void *x, size_t i,
+                         const qn_rpar *pv, int32x4_t c[8])
+{
+    const float32x4_t k_hi = vdupq_n_f32(QN_RK), k_lo = vdupq_n_f32(-QN_RK);
+    float32x4_t v[8], q0[8], e[8], q[8];
+    qn_load_x(xk, x, i, v);
+    if (nv > 4) qn_load_x(xk, x, i + QN_CHUNK, v + 4);
+#define QN_P(f, k) (pv[(k) >> 2].f[(k) & 3])
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) {   /* the numerator in the quotient precision */
+        if (qk == QK_Q_F16 && xk != QK_X_F16) v[k] = qn_round_f16(v[k]);
+        if (qk == QK_Q_BF16 && xk != QK_X_BF16) v[k] = qn_round_bf16(v[k]);
+    }
+    if (single) {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) v[k] = vminq_f32(v[k], pv->xl);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) v[k] = vmaxnmq_f32(v[k], pv->nxl);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmulq_f32(v[k], QN_P(r, k));
+    } else {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmulq_f32(v[k], QN_P(r, k));
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmaxnmq_f32(q0[k], k_lo);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vminnmq_f32(q0[k], k_hi);
+    }
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) e[k] = vfmsq_f32(v[k], q0[k], QN_P(s, k));
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) q[k] = vfmaq_f32(q0[k], e[k], QN_P(r, k));
+#undef QN_P
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) {
+        /* float16 rounds quotients from 65520 up to inf: FCVTNS saturates it correctly */
+        if (qk == QK_Q_F16) q[k] = qn_round_f16(q[k]);
+        if (qk == QK_Q_BF16) q[k] = qn_round_bf16(q[k]);
+    }
+    if (!single) {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q[k] = vmaxnmq_f32(q[k], k_lo);   /* NaN -> -2^17 */
+    }
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) c[k] = vcvtnq_s32_f32(q[k]);
+}
+
+/* The codes of 16 nch conversions (nch = 1 or 2 chunks, parameters pv[j]) to y (see above):
+ * cap = qmax - qmin, flip = -qmin & mask. */
+QN_INLINE void qn_rstore(int yk, int nch, void *y, size_t c, const int32x4_t q[8],
+                         const qn_rpar *pv, uint8x16_t cap, uint8x16_t flip, uint16x8_t cap16,
+                         uint16x8_t flip16)
+{
+    if (yk == QK_Y_B16) {
+        uint16x8_t h[4];
+        QN_UNROLL
+        for (int k = 0; k < 2 * nch; k++)
+            h[k] = vcombine_u16(
+                vqmovun_s32(vqaddq_s32(q[2 * k], pv[k >> 1].zw[(2 * k) & 3])),
+                vqmovun_s32(vqaddq_s32(q[2 * k + 1], pv[k >> 1].zw[(2 * k + 1) & 3])));
+        QN_UNROLL
+        for (int k = 0; k < 2 * nch; k++)
+            vst1q_u16((uint16_t *)y + c + 8 * k, veorq_u16(vminq_u16(h[k], cap16), flip16));
+        return;
+    }
+    int16x8_t h[4];
+    uint8x16_t b[2];
+    QN_UNROLL
+    for (int k = 0; k < 2 * nch; k++)
+        h[k] = vcombine_s16(vqmovn_s32(q[2 * k]), vqmovn_s32(q[2 * k + 1]));
+    QN_UNROLL
+    for (int k = 0; k < 2 * nch; k++)   /* |zp - qmin| <= 383: exact in int16 */
+        h[k] = vqaddq_s16(h[k], vcombine_s16(vmovn_s32(pv[k >> 1].zw[(2 * k) & 3]),
+                                             vmovn_s32(pv[k >> 1].zw[(2 * k + 1) & 3])));
+    QN_UNROLL
+    for (int j = 0; j < nch; j++) b[j] = vcombine_u8(vqmovun_s16(h[2 * j]), vqmovun_s16(h[2 * j + 1]));
+    QN_UNROLL
+    for (int j = 0; j < nch; j++) b[j] = veorq_u8(vminq_u8(b[j], cap), flip);
+    QN_UNROLL
+    for (int j = 0; j < nch; j++) qn_store_bytes(yk, y, c + QN_CHUNK * j, b[j]);
+}
+
+QN_INLINE void qn_quant_body_rc(int xk, int qk, int yk, int mode, const void *x, void *yb,
+                                size_t i0, size_t i1, const qk_qparams *p)
+{
+    /* byte kinds: qmax - qmin <= 255; B16: <= 65535 */
+    uint32_t span = (uint32_t)(p->qmax - p->qmin), neg = (uint32_t)-p->qmin;
+    uint8x16_t cap = vdupq_n_u8((uint8_t)span), flip = vdupq_n_u8((uint8_t)(neg & p->mask));
+    uint16x8_t cap16 = vdupq_n_u16((uint16_t)span), flip16 = vdupq_n_u16((uint16_t)neg);
+    qn_rpar pv, pp[2];
+    int32x4_t c[8];
+    if (mode == QN_SINGLE) {
+        qn_rpar_entry(&pv, p, 0);
+        pp[0] = pp[1] = pv;
+        if (p->scale[0] > 0.0f) {
+            size_t i = i0;
+            for (; i1 - i >= 2 * QN_CHUNK; i += 2 * QN_CHUNK) {   /* two chunks interleaved */
+                qn_rquant(xk, qk, 1, 8, x, i, pp, c);
+                qn_rstore(yk, 2, yb, i - i0, c, pp, cap, flip, cap16, flip16);
+            }
+            if (i < i1) {
+                qn_rquant(xk, qk, 1, 4, x, i, &pv, c);
+                qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+            }
+        } else {   /* a negative scale: NaN must go the other way, form B does that */
+            for (size_t i = i0; i < i1; i += QN_CHUNK) {
+                qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+                qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+            }
+        }
+    } else if (mode == QN_EACH) {
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            qn_rpar_each(&pv, p, i);
+            qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+            qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+        }
+    } else {
+        size_t blk = p->blk, e = i0 / blk, off = i0 % blk, cur = (size_t)-1;
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            if (blk - off >= QN_CHUNK) {
+                if (cur != e) qn_rpar_entry(&pv, p, e);   /* once per entry */
+                cur = e;
+                off += QN_CHUNK;
+                if (off == blk) { off = 0; e++; }
+            } else {
+                qn_rpar_gather(&pv, p, blk, &e, &off);
+                cur = (size_t)-1;
+            }
+            qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+            qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+        }
+    }
+}
+
 QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, void *yb,
                              size_t i0, size_t i1, const qk_qparams *p)
 {
     /* saturate and the float zero point become constants of separate loops */
-    if (!qn_is_fp(yk)) qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+    if (!qn_is_fp(yk)) {
+        if (qk != QK_Q_F64 && p->rscale) qn_quant_body_rc(xk, qk, yk, mode, x, yb, i0, i1, p);
+        else qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+    }
     else if (p->zpf) qn_quant_body_fp(xk, qk, yk, 1, 1, mode, x, yb, i0, i1, p);
     else if (p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1)
         qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
