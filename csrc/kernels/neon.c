@@ -716,7 +716,20 @@ typedef struct qn_dpar {
     float32x4_t s[4];
     int32x4_t zp[4];
     int64x2_t zp64[8];
+    float32x4_t fz[4];   /* codes of <= 16 bits: 2^23 + zp + flip (qn_dpar_magic) */
 } qn_dpar;
+
+/* The magic-number form of code - zp for codes of <= 16 bits: a code c, made non-negative by
+ * adding flip (2^(bits-1) for signed codes, else 0), written into the significand of 2^23 is
+ * the float 2^23 + c + flip; subtracting 2^23 + zp + flip leaves c - zp exactly (both are
+ * integers below 2^24, zp being a code of the same type), +0 when equal: the scalar
+ * float(c - zp), without an integer-to-float conversion. */
+QN_INLINE void qn_dpar_magic(qn_dpar *v, uint32_t flip)
+{
+    QN_UNROLL
+    for (int k = 0; k < 4; k++)
+        v->fz[k] = vreinterpretq_f32_s32(vaddq_s32(v->zp[k], vdupq_n_s32((int32_t)(0x4b000000u + flip))));
+}
 
 QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
 {
@@ -772,64 +785,19 @@ static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, 
     }
 }
 
-/* 16 byte-sized codes -> int32, sign-extended or not. */
-QN_INLINE void qn_widen_b(int sgn, uint8x16_t b, int32x4_t c[4])
-{
-    int16x8_t h[2];
-    if (sgn) {
-        int8x16_t s = vreinterpretq_s8_u8(b);
-        h[0] = vmovl_s8(vget_low_s8(s));
-        h[1] = vmovl_s8(vget_high_s8(s));
-    } else {
-        h[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(b)));
-        h[1] = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(b)));
-    }
-    QN_UNROLL
-    for (int k = 0; k < 2; k++) {
-        c[2 * k] = vmovl_s16(vget_low_s16(h[k]));
-        c[2 * k + 1] = vmovl_s16(vget_high_s16(h[k]));
-    }
-}
-
-/* Codes of chunk c of the body (x points at the body's first element, a whole byte if
- * packed). B8: shl = 8 - bits moves the code to the top of the byte, shifting back (arithmetic
- * when signed) extends it and drops the ignored high bits. */
-QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t shl,
-                             int8x16_t shr, int32x4_t out[4])
+/* Codes of chunk c (byte kinds) as bytes, signed ones with flip added (offset binary). */
+QN_INLINE uint8x16_t qn_load_obytes(int dk, int sgn, int part, const void *x, size_t c,
+                                    uint8x16_t m8, uint8x16_t f8)
 {
     const uint8_t *xb = (const uint8_t *)x;
-    if (dk == QK_D_B16) {
-        const uint16_t *h = (const uint16_t *)x + c;
-        QN_UNROLL
-        for (int k = 0; k < 2; k++) {
-            uint16x8_t a = vld1q_u16(h + 8 * k);
-            if (sgn) {
-                int16x8_t s = vreinterpretq_s16_u16(a);
-                out[2 * k] = vmovl_s16(vget_low_s16(s));
-                out[2 * k + 1] = vmovl_s16(vget_high_s16(s));
-            } else {
-                out[2 * k] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(a)));
-                out[2 * k + 1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(a)));
-            }
-        }
-        return;
-    }
     uint8x16_t b;
     if (dk == QK_D_B8) {
         b = vld1q_u8(xb + c);
-        if (sgn) b = vreinterpretq_u8_s8(vshlq_s8(vshlq_s8(vreinterpretq_s8_u8(b), shl), shr));
-        else b = vshlq_u8(vshlq_u8(b, shl), shr);
+        if (part) b = vandq_u8(b, m8);   /* codes of p->bits < 8: the high bits are ignored */
     } else if (dk == QK_D_P4) {
-        uint8x8_t raw = vld1_u8(xb + c / 2), lo, hi;
-        if (sgn) {
-            lo = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(vshl_n_u8(raw, 4)), 4));
-            hi = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(raw), 4));
-        } else {
-            lo = vand_u8(raw, vdup_n_u8(0x0f));
-            hi = vshr_n_u8(raw, 4);
-        }
-        uint8x8x2_t z = vzip_u8(lo, hi);   /* element 2k from the low nibble of byte k */
-        b = vcombine_u8(z.val[0], z.val[1]);
+        uint8x8_t raw = vld1_u8(xb + c / 2);
+        uint8x8x2_t z = vzip_u8(vand_u8(raw, vdup_n_u8(0x0f)), vshr_n_u8(raw, 4));
+        b = vcombine_u8(z.val[0], z.val[1]);   /* element 2k from the low nibble of byte k */
     } else {
         static const uint8_t rep[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
         static const int8_t up[16] = {6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0};
@@ -837,11 +805,36 @@ QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t
         memcpy(&word, xb + c / 4, 4);
         /* each byte four times, then each copy's code moved to the top and shifted down */
         uint8x16_t t = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(word)), vld1q_u8(rep));
-        t = vshlq_u8(t, vld1q_s8(up));
-        if (sgn) b = vreinterpretq_u8_s8(vshrq_n_s8(vreinterpretq_s8_u8(t), 6));
-        else b = vshrq_n_u8(t, 6);
+        b = vshrq_n_u8(vshlq_u8(t, vld1q_s8(up)), 6);
     }
-    qn_widen_b(sgn, b, out);
+    return sgn ? veorq_u8(b, f8) : b;
+}
+
+/* 16 codes of chunk c minus the zero points, as float32 (qn_dpar_magic). */
+QN_INLINE void qn_magic_codes(int dk, int sgn, int part, const void *x, size_t c,
+                              uint8x16_t m8, uint8x16_t f8, const qn_dpar *pv, float32x4_t d[4])
+{
+    uint16x8_t h[2], mg = vdupq_n_u16(0x4b00);
+    if (dk == QK_D_B16) {
+        const uint16_t *w = (const uint16_t *)x + c;
+        QN_UNROLL
+        for (int k = 0; k < 2; k++) {
+            h[k] = vld1q_u16(w + 8 * k);
+            if (sgn) h[k] = veorq_u16(h[k], vdupq_n_u16(0x8000));
+        }
+    } else {
+        uint8x16_t b = qn_load_obytes(dk, sgn, part, x, c, m8, f8);
+        h[0] = vmovl_u8(vget_low_u8(b));
+        h[1] = vmovl_high_u8(b);
+    }
+    uint32x4_t u[4];
+    QN_UNROLL
+    for (int k = 0; k < 2; k++) {
+        u[2 * k] = vreinterpretq_u32_u16(vzip1q_u16(h[k], mg));
+        u[2 * k + 1] = vreinterpretq_u32_u16(vzip2q_u16(h[k], mg));
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) d[k] = vsubq_f32(vreinterpretq_f32_u32(u[k]), pv->fz[k]);
 }
 
 static int qn_is_fp_in(int dk)
@@ -919,8 +912,8 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
     }
 }
 
-QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y, size_t i,
-                                size_t i0, int8x16_t shl, int8x16_t shr, const qn_dpar *pv)
+QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, int part, const void *xb, void *y,
+                                size_t i, size_t i0, uint8x16_t m8, uint8x16_t f8, const qn_dpar *pv)
 {
     float32x4_t v[4];
     if (dk == QK_D_B32) {
@@ -943,37 +936,48 @@ QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y
             v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
         }
     } else if (qn_is_fp_in(dk)) {
-        int32x4_t c[4];   /* float8 zero points are zero, float4 ones ignored: no subtraction */
-        qn_load_codes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, xb, i - i0, shl, shr, c);
+        /* float8 zero points are zero, float4 ones ignored: no subtraction */
+        uint8x16_t b = qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb, i - i0,
+                                      vdupq_n_u8(0xff), f8);
+        uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_high_u8(b);
+        uint32x4_t c[4] = {vmovl_u16(vget_low_u16(h0)), vmovl_high_u16(h0),
+                           vmovl_u16(vget_low_u16(h1)), vmovl_high_u16(h1)};
         QN_UNROLL
         for (int k = 0; k < 4; k++) {   /* a NaN x keeps its NaN, as the scalar kernel */
-            float32x4_t d = qn_from_fp(vreinterpretq_u32_s32(c[k]), dk);
+            float32x4_t d = qn_from_fp(c[k], dk);
             v[k] = vbslq_f32(vceqq_f32(d, d), vmulq_f32(d, pv->s[k]), d);
         }
     } else {
-        int32x4_t c[4];
-        qn_load_codes(dk, sgn, xb, i - i0, shl, shr, c);
+        float32x4_t d[4];   /* code - zp, exact: one rounding, the product */
+        qn_magic_codes(dk, sgn, part, xb, i - i0, m8, f8, pv, d);
         QN_UNROLL
-        for (int k = 0; k < 4; k++)   /* exact difference, exact conversion, one product */
-            v[k] = vmulq_f32(vcvtq_f32_s32(vsubq_s32(c[k], pv->zp[k])), pv->s[k]);
+        for (int k = 0; k < 4; k++) v[k] = vmulq_f32(d[k], pv->s[k]);
     }
     qn_store_d(ok, y, i, v);
 }
 
-QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb, void *y,
-                               size_t i0, size_t i1, const qk_dparams *p)
+/* part: B8 codes of fewer than 8 bits (masked) */
+QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int part, int mode, const void *xb,
+                               void *y, size_t i0, size_t i1, const qk_dparams *p)
 {
-    int sh = dk == QK_D_B8 && p->bits < 8 ? 8 - (int)p->bits : 0;
-    int8x16_t shl = vdupq_n_s8((int8_t)sh), shr = vdupq_n_s8((int8_t)-sh);
+    /* B8: the code's bits; signed codes get flip added (offset binary, qn_dpar_magic) */
+    unsigned bits = dk == QK_D_B8 ? (p->bits < 8 ? p->bits : 8) : dk == QK_D_B16 ? 16
+                    : dk == QK_D_P4 ? 4 : 2;
+    uint32_t flip = sgn && !qn_is_fp_in(dk) ? 1u << (bits - 1) : 0u;
+    uint8x16_t m8 = vdupq_n_u8((uint8_t)(dk == QK_D_B8 ? (1u << bits) - 1u : 0xffu));
+    uint8x16_t f8 = vdupq_n_u8((uint8_t)flip);
+    int magic = dk != QK_D_B32 && !qn_is_fp_in(dk);
     qn_dpar pv;
     if (mode == QN_SINGLE) {
         qn_dpar_entry(dk, &pv, p, 0);
+        if (magic) qn_dpar_magic(&pv, flip);
         for (size_t i = i0; i < i1; i += QN_CHUNK)
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
     } else if (mode == QN_EACH) {
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             qn_dpar_each(dk, &pv, p, i);
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            if (magic) qn_dpar_magic(&pv, flip);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
         }
     } else {
         size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
@@ -985,7 +989,8 @@ QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb
             } else {
                 qn_dpar_gather(dk, &pv, p, blk, &e, &off);
             }
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            if (magic) qn_dpar_magic(&pv, flip);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
         }
     }
 }
@@ -994,9 +999,15 @@ QN_INLINE void qn_dequant_sgn(int dk, int ok, int sgn, const void *xb, void *y, 
                               size_t i1, size_t n, const qk_dparams *p)
 {
     size_t blk = qn_blk(p->blk);
-    if (blk >= n) qn_dequant_body(dk, ok, sgn, QN_SINGLE, xb, y, i0, i1, p);
-    else if (blk == 1) qn_dequant_body(dk, ok, sgn, QN_EACH, xb, y, i0, i1, p);
-    else qn_dequant_body(dk, ok, sgn, QN_BLOCKS, xb, y, i0, i1, p);
+    int part = dk == QK_D_B8 && p->bits < 8;
+    if (blk >= n) {
+        if (part) qn_dequant_body(dk, ok, sgn, 1, QN_SINGLE, xb, y, i0, i1, p);
+        else qn_dequant_body(dk, ok, sgn, 0, QN_SINGLE, xb, y, i0, i1, p);
+    } else if (blk == 1) {
+        qn_dequant_body(dk, ok, sgn, part, QN_EACH, xb, y, i0, i1, p);
+    } else {
+        qn_dequant_body(dk, ok, sgn, part, QN_BLOCKS, xb, y, i0, i1, p);
+    }
 }
 
 /* QK_D_B32: whether every zero point of the run keeps code - zp exact in double. Zero points
