@@ -1046,8 +1046,15 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
 
 /* ------------------------------------------------------------------ min / max */
 
-/* NaN-ignoring min and max. Compare-and-select (not FMINNM, which returns NaN for a
- * signalling NaN) finds the values; when a result is zero, its sign is the sign of the first
+#define QN_MM_BLOCK 1024   /* elements per NaN check of the min/max pass */
+
+/* NaN-ignoring min and max. Runs of QN_MM_BLOCK elements go through FMIN / FMAX, two
+ * instructions per vector, into copies of the accumulators; FMIN and FMAX return NaN when
+ * either operand is one, so a NaN anywhere in the run leaves NaN in the copy, and one check
+ * per run (a separate pass, not per element) finds it. A run without NaN keeps the copies;
+ * a run with one is done again by compare-and-select, which skips NaN (quiet and signalling
+ * alike, where FMINNM would return NaN for a signalling one). Signed zeros compare equal, so
+ * the lanes may hold either; when a result is zero, its sign is set to the sign of the first
  * zero in x, because the scalar loop keeps the first of equal values. */
 static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
 {
@@ -1058,13 +1065,35 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
         hi[k] = vdupq_n_f32(-INFINITY);
     }
     size_t i = 0;
-    for (; i + QN_CHUNK <= n; i += QN_CHUNK) {
+    while (n - i >= QN_CHUNK) {
+        size_t end = i + (n - i < QN_MM_BLOCK ? (n - i) / QN_CHUNK * QN_CHUNK : QN_MM_BLOCK);
+        float32x4_t bl[4], bh[4];
         QN_UNROLL
-        for (int k = 0; k < 4; k++) {
-            float32x4_t v = vld1q_f32(x + i + 4 * k);
-            lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
-            hi[k] = vbslq_f32(vcgtq_f32(v, hi[k]), v, hi[k]);
+        for (int k = 0; k < 4; k++) { bl[k] = lo[k]; bh[k] = hi[k]; }
+        for (size_t j = i; j < end; j += QN_CHUNK) {
+            float32x4x4_t v = vld1q_f32_x4(x + j);   /* one instruction: fewer micro-ops */
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) {
+                bl[k] = vminq_f32(bl[k], v.val[k]);
+                bh[k] = vmaxq_f32(bh[k], v.val[k]);
+            }
         }
+        uint32x4_t ok = vandq_u32(vandq_u32(vceqq_f32(bl[0], bl[0]), vceqq_f32(bl[1], bl[1])),
+                                  vandq_u32(vceqq_f32(bl[2], bl[2]), vceqq_f32(bl[3], bl[3])));
+        if (vminvq_u32(ok) != 0) {
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) { lo[k] = bl[k]; hi[k] = bh[k]; }
+        } else {
+            for (size_t j = i; j < end; j += QN_CHUNK) {
+                QN_UNROLL
+                for (int k = 0; k < 4; k++) {
+                    float32x4_t v = vld1q_f32(x + j + 4 * k);
+                    lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
+                    hi[k] = vbslq_f32(vcgtq_f32(v, hi[k]), v, hi[k]);
+                }
+            }
+        }
+        i = end;
     }
     QN_UNROLL
     for (int k = 1; k < 4; k++) {
