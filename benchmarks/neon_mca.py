@@ -8,7 +8,7 @@ loop handles (iterations x elements per iteration, counted from the loop's loads
 
     python benchmarks/neon_mca.py                 table
     python benchmarks/neon_mca.py --json out.json also writes {kernel: {cpu: cycles/element}}
-    python benchmarks/neon_mca.py --json -        JSON on stdout instead of the table
+    python benchmarks/neon_mca.py --json          JSON on stdout instead of the table
     options: --cc, --mca, --source, --cpus, --iterations, --show (print the loops cut out)
 
 Needs the Debian packages gcc-aarch64-linux-gnu and llvm-22 (llvm-mca-22). The numbers are
@@ -123,7 +123,10 @@ def pick_quant(loops):
 
 
 def pick_dequant(loops):
+    """The per-tensor uint8 loop: products stored as float32, no parameters reloaded, no
+    sign handling (signed codes are flipped with EOR, or sign-extended)."""
     cand = [l for l in loops if has(l, "fmul") and loop_bytes(l, "st") >= 64]
+    cand = [l for l in cand if not has(l, "eor|sxtl|sxtl2|sshl")] or cand
     return min(cand, key=lambda l: (loop_bytes(l, "ld"), len(l))) if cand else None
 
 
@@ -151,7 +154,8 @@ def tool(name, candidates):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
+    ap.add_argument("--json", metavar="FILE", nargs="?", const="-",
+                    help="write the results as JSON to FILE (alone or '-': stdout, no table)")
     ap.add_argument("--cc", help="aarch64 C compiler (aarch64-linux-gnu-gcc)")
     ap.add_argument("--mca", help="llvm-mca (llvm-mca-22)")
     ap.add_argument("--source", default=os.path.join(ROOT, "csrc", "kernels", "neon.c"))
