@@ -40,6 +40,8 @@ def loop_bytes(lines, kinds):
         if not m or not m.group(1).startswith(kinds):
             continue
         op, args = m.group(1), m.group(2)
+        if "[sp" in args:   # spills and parameter copies, not data
+            continue
         if op in ("ld1", "st1"):
             regs = re.search(r"\{([^}]*)\}", args).group(1)
             shape = re.findall(r"v\d+\.(\d+)([bhsd])", regs)
@@ -110,12 +112,17 @@ def has(lines, pattern):
     return any(re.match(r"\s*(" + pattern + r")\b", ln) for ln in lines)
 
 
+def straight(loops):
+    """Loops without branches inside (one label): the steady-state loops of a kernel."""
+    return [l for l in loops if sum(1 for ln in l if ln.startswith(".L")) == 1] or loops
+
+
 # kernel: (table function, predicate on the loop, elements per iteration from the loop)
 def pick_quant(loops):
     """The per-tensor loop: with the reciprocal form (fused multiply-adds) if any loop has
     them -- the one-positive-scale form clamps x with FMIN, the per-lane form does not --
     else the divides; the most elements per iteration, then the fewest loads."""
-    conv = [l for l in loops if has(l, "fcvtns")]
+    conv = [l for l in straight(loops) if has(l, "fcvtns")]
     fma = [l for l in conv if has(l, "fmla|fmls")]
     cand = [l for l in fma if has(l, "fmin")] or fma or [l for l in conv if has(l, "fdiv")]
     return min(cand, key=lambda l: (-loop_bytes(l, "st"), loop_bytes(l, "ld"), len(l))) \
@@ -125,13 +132,13 @@ def pick_quant(loops):
 def pick_dequant(loops):
     """The per-tensor uint8 loop: products stored as float32, no parameters reloaded, no
     sign handling (signed codes are flipped with EOR, or sign-extended)."""
-    cand = [l for l in loops if has(l, "fmul") and loop_bytes(l, "st") >= 64]
+    cand = [l for l in straight(loops) if has(l, "fmul") and loop_bytes(l, "st") >= 64]
     cand = [l for l in cand if not has(l, "eor|sxtl|sxtl2|sshl")] or cand
     return min(cand, key=lambda l: (loop_bytes(l, "ld"), len(l))) if cand else None
 
 
 def pick_minmax(loops):
-    cand = [l for l in loops if loop_bytes(l, "ld") >= 64]
+    cand = [l for l in straight(loops) if loop_bytes(l, "ld") >= 64]
     return min(cand, key=len) if cand else None
 
 
