@@ -131,9 +131,9 @@ def pick_quant(loops):
 
 def pick_dequant(loops):
     """The per-tensor uint8 loop: products stored as float32, no parameters reloaded, no
-    sign handling (signed codes are flipped with EOR, or sign-extended)."""
+    sign handling (signed codes are flipped with EOR, or shifted with SSHL in older builds)."""
     cand = [l for l in straight(loops) if has(l, "fmul") and loop_bytes(l, "st") >= 64]
-    cand = [l for l in cand if not has(l, "eor|sxtl|sxtl2|sshl")] or cand
+    cand = [l for l in cand if not has(l, "eor|sshl")] or cand
     return min(cand, key=lambda l: (loop_bytes(l, "ld"), len(l))) if cand else None
 
 
