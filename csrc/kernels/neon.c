@@ -3,9 +3,11 @@
  * on cores without FP16 arithmetic (Cortex-A72).
  *
  * Every kernel is bit-identical to the scalar table (scalar.c): the same float32 (float64 for
- * QK_Q_F64) operations in the same order (true division, separate multiply, no fused
- * multiply-add), the same rounding (FCVTNS and FCVTN round to nearest even under the default
- * FPCR), the same clamping. Every table entry is filled.
+ * QK_Q_F64) operations in the same order (true division, separate multiply), the same
+ * rounding (FCVTNS and FCVTN round to nearest even under the default FPCR), the same
+ * clamping; or, for integer outputs of float32/float16/bfloat16 quotients, the exact
+ * reciprocal form of docs/EXACT-DIVISION.md (two fused multiply-adds that round to the same
+ * integer as the division; runs without reciprocals go to the scalar kernel).
  * A run is split into a head (packed outputs: elements before the first whole byte), a body of
  * 16-element chunks, and a tail; head and tail go to the scalar kernel.
  */
@@ -681,8 +683,8 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
 {
     /* saturate and the float zero point become constants of separate loops */
     if (!qn_is_fp(yk)) {
-        if (qk != QK_Q_F64 && p->rscale) qn_quant_body_rc(xk, qk, yk, mode, x, yb, i0, i1, p);
-        else qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+        if (qk == QK_Q_F64) qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+        else qn_quant_body_rc(xk, qk, yk, mode, x, yb, i0, i1, p);
     }
     else if (p->zpf) qn_quant_body_fp(xk, qk, yk, 1, 1, mode, x, yb, i0, i1, p);
     else if (p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1)
@@ -693,6 +695,14 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
 QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
+    if (!qn_is_fp(yk) && qk != QK_Q_F64 && !p->rscale) {
+        /* integer outputs without reciprocals: some scale entry is outside the reciprocal
+         * form's range (zero, denormal, huge, inf, NaN), which real models do not have; the
+         * scalar kernel divides them, and the table stays half the size it would be with a
+         * vector division path beside the reciprocal one (as on x86) */
+        qk_quant_scalar(xk, qk, yk, x, y, n, p);
+        return;
+    }
     unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
