@@ -110,7 +110,8 @@ run_cpu() {
         t=$(date +%s)
         arm64-run "$WORK/sweep_division" --stride "$SWEEP_STRIDE" --hard \
             >"$WORK/sweep-$cpu.log" 2>&1 || rc=1
-        grep -E 'MISMATCH|division sweep' "$WORK/sweep-$cpu.log" || { tail -5 "$WORK/sweep-$cpu.log"; rc=1; }
+        grep -E 'MISMATCH|division sweep' "$WORK/sweep-$cpu.log" ||
+            { tail -5 "$WORK/sweep-$cpu.log"; rc=1; }
         echo "   ($(( $(date +%s) - t )) s)"
     fi
     echo "== $cpu: get_isa"

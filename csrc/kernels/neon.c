@@ -619,7 +619,8 @@ QN_INLINE void qn_rstore(int yk, int nch, void *y, size_t c, const int32x4_t q[8
         h[k] = vqaddq_s16(h[k], vcombine_s16(vmovn_s32(pv[k >> 1].zw[(2 * k) & 3]),
                                              vmovn_s32(pv[k >> 1].zw[(2 * k + 1) & 3])));
     QN_UNROLL
-    for (int j = 0; j < nch; j++) b[j] = vcombine_u8(vqmovun_s16(h[2 * j]), vqmovun_s16(h[2 * j + 1]));
+    for (int j = 0; j < nch; j++)
+        b[j] = vcombine_u8(vqmovun_s16(h[2 * j]), vqmovun_s16(h[2 * j + 1]));
     QN_UNROLL
     for (int j = 0; j < nch; j++) b[j] = veorq_u8(vminq_u8(b[j], cap), flip);
     QN_UNROLL
@@ -736,9 +737,9 @@ typedef struct qn_dpar {
  * float(c - zp), without an integer-to-float conversion. */
 QN_INLINE void qn_dpar_magic(qn_dpar *v, uint32_t flip)
 {
+    int32x4_t m = vdupq_n_s32((int32_t)(0x4b000000u + flip));
     QN_UNROLL
-    for (int k = 0; k < 4; k++)
-        v->fz[k] = vreinterpretq_f32_s32(vaddq_s32(v->zp[k], vdupq_n_s32((int32_t)(0x4b000000u + flip))));
+    for (int k = 0; k < 4; k++) v->fz[k] = vreinterpretq_f32_s32(vaddq_s32(v->zp[k], m));
 }
 
 QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
@@ -923,7 +924,8 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
 }
 
 QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, int part, const void *xb, void *y,
-                                size_t i, size_t i0, uint8x16_t m8, uint8x16_t f8, const qn_dpar *pv)
+                                size_t i, size_t i0, uint8x16_t m8, uint8x16_t f8,
+                                const qn_dpar *pv)
 {
     float32x4_t v[4];
     if (dk == QK_D_B32) {
