@@ -8,10 +8,12 @@
 #   1. sets up the emulated aarch64 environment (idempotent; ~20-40 s the first time);
 #   2. copies the source tree to a temporary directory and builds the extension for aarch64
 #      there, so the x86 in-place build and its virtualenv are left alone;
-#   3. builds tests/c/test_neon.c (NEON vs scalar kernel parity) and runs it;
+#   3. builds tests/c/test_neon.c (NEON vs scalar kernel parity) and runs it, and on the first
+#      CPU model the strided division sweep (tests/c/sweep_division.c) of the NEON table;
 #   4. runs pytest under the emulated aarch64 CPython with QSIMD_TEST_QUICK=1;
 #   steps 3-4 once per CPU model: neoverse-n1 (with fp16 arithmetic) and cortex-a72 (without).
 # Exits non-zero on any failure. Knobs: QSIMD_NEON_CPUS (CPU models), QSIMD_NEON_PARITY_ROUNDS,
+# QSIMD_NEON_SWEEP_STRIDE (default 2048),
 # QSIMD_HOST_PYTHON (a host CPython 3.11 with Cython, setuptools and numpy cross-builds faster;
 # without one the build runs under emulation), PYTEST_ARGS (extra pytest arguments).
 set -euo pipefail
@@ -24,6 +26,7 @@ ROOT=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." &&
 SETUP=${QSIMD_ARM_SETUP:-$ROOT/../shared/arm/setup_arm_env.sh}
 CPUS=${QSIMD_NEON_CPUS:-neoverse-n1 cortex-a72}
 ROUNDS=${QSIMD_NEON_PARITY_ROUNDS:-1}
+SWEEP_STRIDE=${QSIMD_NEON_SWEEP_STRIDE:-2048}
 [ -f "$SETUP" ] || { echo "neon.sh: $SETUP not found (set QSIMD_ARM_SETUP)" >&2; exit 2; }
 
 # ---------------------------------------------------------------- 1. emulated aarch64 env
@@ -80,10 +83,14 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
 PY
 ) && python3 "$SRC/.ci/size_gate.py" "$WORK/gate"
 
-log "building tests/c/test_neon.c"
+log "building tests/c/test_neon.c and tests/c/sweep_division.c"
 (cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
     -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/kernels tests/c/test_neon.c \
     csrc/kernels/neon.c csrc/kernels/scalar.c -lm -static -o "$WORK/test_neon")
+(cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
+    -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/include -Icsrc -Icsrc/kernels \
+    tests/c/sweep_division.c csrc/kernels/neon.c csrc/kernels/scalar.c csrc/cpu.c \
+    -lm -lpthread -static -o "$WORK/sweep_division")
 
 # ---------------------------------------------------------------- 3+4. per CPU model
 # The CPU models run concurrently (qemu-user is single-threaded); each writes its own log,
@@ -96,6 +103,18 @@ run_cpu() {
     arm64-run "$WORK/test_neon" "$ROUNDS" >"$WORK/parity-$cpu.log" 2>&1 || rc=1
     grep -E 'FAIL|test_neon:' "$WORK/parity-$cpu.log" || { tail -5 "$WORK/parity-$cpu.log"; rc=1; }
     echo "   ($(( $(date +%s) - t )) s)"
+    if [ "$cpu" = "$FIRST_CPU" ]; then
+        # the exact reciprocal form against IEEE division: every SWEEP_STRIDE-th float32 bit
+        # pattern of the hard scales (x86 CI takes every 256th; under qemu 1024 took 132 s on 2
+        # shared cores beside the other CPU model, 2048 keeps it near a minute)
+        echo "== $cpu: division sweep (tests/c/sweep_division.c --stride $SWEEP_STRIDE --hard)"
+        t=$(date +%s)
+        arm64-run "$WORK/sweep_division" --stride "$SWEEP_STRIDE" --hard \
+            >"$WORK/sweep-$cpu.log" 2>&1 || rc=1
+        grep -E 'MISMATCH|division sweep' "$WORK/sweep-$cpu.log" ||
+            { tail -5 "$WORK/sweep-$cpu.log"; rc=1; }
+        echo "   ($(( $(date +%s) - t )) s)"
+    fi
     echo "== $cpu: get_isa"
     (cd "$SRC" && arm64-python -c '
 import qsimd

@@ -3,9 +3,11 @@
  * on cores without FP16 arithmetic (Cortex-A72).
  *
  * Every kernel is bit-identical to the scalar table (scalar.c): the same float32 (float64 for
- * QK_Q_F64) operations in the same order (true division, separate multiply, no fused
- * multiply-add), the same rounding (FCVTNS and FCVTN round to nearest even under the default
- * FPCR), the same clamping. Every table entry is filled.
+ * QK_Q_F64) operations in the same order (true division, separate multiply), the same
+ * rounding (FCVTNS and FCVTN round to nearest even under the default FPCR), the same
+ * clamping; or, for integer outputs of float32/float16/bfloat16 quotients, the exact
+ * reciprocal form of docs/EXACT-DIVISION.md (two fused multiply-adds that round to the same
+ * integer as the division; runs without reciprocals go to the scalar kernel).
  * A run is split into a head (packed outputs: elements before the first whole byte), a body of
  * 16-element chunks, and a tail; head and tail go to the scalar kernel.
  */
@@ -287,20 +289,11 @@ QN_INLINE uint8x16_t qn_narrow_u8(const int32x4_t r[4])
     return vcombine_u8(vmovn_u16(a), vmovn_u16(b));
 }
 
-/* Store chunk c of the body; y points at the body's first element (a whole byte if packed). */
-QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8x16_t mask)
+/* 16 byte codes of chunk c to the body (y: its first element, a whole byte if packed). */
+QN_INLINE void qn_store_bytes(int yk, void *y, size_t c, uint8x16_t b)
 {
-    if (yk == QK_Y_B16) {
-        uint16_t *d = (uint16_t *)y + c;
-        vst1q_u16(d, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
-                                  vmovn_u32(vreinterpretq_u32_s32(r[1]))));
-        vst1q_u16(d + 8, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
-                                      vmovn_u32(vreinterpretq_u32_s32(r[3]))));
-        return;
-    }
-    uint8x16_t b = qn_narrow_u8(r);
     if (yk == QK_Y_B8) {
-        vst1q_u8((uint8_t *)y + c, vandq_u8(b, mask));
+        vst1q_u8((uint8_t *)y + c, b);
     } else if (yk == QK_Y_P4) {
         /* per 16-bit lane: low byte = e0 | e1 << 4 */
         uint16x8_t w = vreinterpretq_u16_u8(vandq_u8(b, vdupq_n_u8(0x0f)));
@@ -317,6 +310,21 @@ QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8
         uint32_t word = vget_lane_u32(vreinterpret_u32_u8(out), 0);
         memcpy((uint8_t *)y + c / 4, &word, 4);
     }
+}
+
+/* Store chunk c of the body; y points at the body's first element (a whole byte if packed). */
+QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8x16_t mask)
+{
+    if (yk == QK_Y_B16) {
+        uint16_t *d = (uint16_t *)y + c;
+        vst1q_u16(d, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[0])),
+                                  vmovn_u32(vreinterpretq_u32_s32(r[1]))));
+        vst1q_u16(d + 8, vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(r[2])),
+                                      vmovn_u32(vreinterpretq_u32_s32(r[3]))));
+        return;
+    }
+    uint8x16_t b = qn_narrow_u8(r);
+    qn_store_bytes(yk, y, c, yk == QK_Y_B8 ? vandq_u8(b, mask) : b);
 }
 
 /* ------------------------------------------------------------------ float8 / float4 */
@@ -466,11 +474,219 @@ QN_INLINE void qn_quant_body_fp(int xk, int qk, int yk, int sat, int has_zf, int
     }
 }
 
+/* ------------------------------------------------------------------ reciprocal form */
+
+/* Integer outputs of float32, float16 and bfloat16 quotients when the operator layer passes
+ * reciprocals (p->rscale): x / s becomes q0 = RN(x r), e = x - q0 s (FMLS, exact),
+ * q1 = RN(q0 + e r) (FMLA), which FCVTNS rounds half to even to the same integer as the
+ * correctly rounded quotient (docs/EXACT-DIVISION.md). FCVTNS saturates out-of-range values
+ * and takes NaN to 0, so NaN is steered to a quotient of -2^17 in float first; everything
+ * after the conversion is saturating integer arithmetic:
+ *   c + (zp - qmin), saturated to [0, qmax - qmin] (SQXTN, SQADD, SQXTUN, UMIN; B16: SQADD,
+ *   SQXTUN, UMIN), then xor (-qmin & mask) gives the two's complement code of c + zp.
+ * Form A, one positive scale: x is clamped to [-2^17 s, 2^17 s] (exact: s times a power of
+ * two, finite as |s| <= QK_RECIP_MAX). FMIN first quiets a signalling NaN and FMAXNM then
+ * takes every NaN to -2^17 s; infinities land on the bounds. Inside them the quotient is
+ * untouched, beyond them it saturates like the true one, and x r cannot overflow.
+ * Form B, parameters per lane (signs may differ): q0 is clamped to [-2^17, 2^17] instead
+ * (FMUL has quieted a signalling NaN), which changes nothing inside and leaves q1 beyond the
+ * range (or infinite) with the sign of the true quotient outside; q1 is bounded below at
+ * -2^17, which takes NaN there (NaN x: q0 = -2^17, e and q1 NaN). */
+#define QN_RK 131072.0f   /* 2^17: beyond every 16-bit code range */
+
+typedef struct qn_rpar {
+    float32x4_t s[4], r[4];
+    float32x4_t xl, nxl;   /* form A: 2^17 s and -2^17 s */
+    int32x4_t zw[4];       /* zp - qmin per lane */
+} qn_rpar;
+
+QN_INLINE void qn_rpar_entry(qn_rpar *v, const qk_qparams *p, size_t e)
+{
+    float s = p->scale[e];
+    float32x4_t sv = vdupq_n_f32(s), rv = vdupq_n_f32(p->rscale[e]);
+    int32x4_t zw = vdupq_n_s32((p->zp ? p->zp[e] : 0) - p->qmin);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) { v->s[k] = sv; v->r[k] = rv; v->zw[k] = zw; }
+    v->xl = vdupq_n_f32(QN_RK * s);
+    v->nxl = vdupq_n_f32(-QN_RK * s);
+}
+
+QN_INLINE void qn_rpar_each(qn_rpar *v, const qk_qparams *p, size_t i)
+{
+    int32x4_t qmin = vdupq_n_s32(p->qmin);
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        v->r[k] = vld1q_f32(p->rscale + i + 4 * k);
+        v->zw[k] = vsubq_s32(p->zp ? vld1q_s32(p->zp + i + 4 * k) : vdupq_n_s32(0), qmin);
+    }
+}
+
+/* A chunk that crosses entry boundaries, lane by lane, as qn_qpar_gather. */
+static void qn_rpar_gather(qn_rpar *v, const qk_qparams *p, size_t blk, size_t *e, size_t *off)
+{
+    float s[QN_CHUNK], r[QN_CHUNK];
+    int32_t z[QN_CHUNK];
+    for (int j = 0; j < QN_CHUNK; j++) {
+        s[j] = p->scale[*e];
+        r[j] = p->rscale[*e];
+        z[j] = (p->zp ? p->zp[*e] : 0) - p->qmin;
+        if (++*off == blk) { *off = 0; ++*e; }
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) {
+        v->s[k] = vld1q_f32(s + 4 * k);
+        v->r[k] = vld1q_f32(r + 4 * k);
+        v->zw[k] = vld1q_s32(z + 4 * k);
+    }
+}
+
+/* 4 nv quotients (nv = 4, or 8 for two chunks) by the reciprocal form, converted to int32
+ * (form A when single); chunk j uses the parameters pv[j]. Each step is done for all vectors
+ * before the next, so an in-order core always has independent work in flight. */
+QN_INLINE void qn_rquant(int xk, int qk, int single, int nv, const void *x, size_t i,
+                         const qn_rpar *pv, int32x4_t c[8])
+{
+    const float32x4_t k_hi = vdupq_n_f32(QN_RK), k_lo = vdupq_n_f32(-QN_RK);
+    float32x4_t v[8], q0[8], e[8], q[8];
+    qn_load_x(xk, x, i, v);
+    if (nv > 4) qn_load_x(xk, x, i + QN_CHUNK, v + 4);
+#define QN_P(f, k) (pv[(k) >> 2].f[(k) & 3])
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) {   /* the numerator in the quotient precision */
+        if (qk == QK_Q_F16 && xk != QK_X_F16) v[k] = qn_round_f16(v[k]);
+        if (qk == QK_Q_BF16 && xk != QK_X_BF16) v[k] = qn_round_bf16(v[k]);
+    }
+    if (single) {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) v[k] = vminq_f32(v[k], pv->xl);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) v[k] = vmaxnmq_f32(v[k], pv->nxl);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmulq_f32(v[k], QN_P(r, k));
+    } else {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmulq_f32(v[k], QN_P(r, k));
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vmaxnmq_f32(q0[k], k_lo);
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q0[k] = vminnmq_f32(q0[k], k_hi);
+    }
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) e[k] = vfmsq_f32(v[k], q0[k], QN_P(s, k));
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) q[k] = vfmaq_f32(q0[k], e[k], QN_P(r, k));
+#undef QN_P
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) {
+        /* float16 rounds quotients from 65520 up to inf: FCVTNS saturates it correctly */
+        if (qk == QK_Q_F16) q[k] = qn_round_f16(q[k]);
+        if (qk == QK_Q_BF16) q[k] = qn_round_bf16(q[k]);
+    }
+    if (!single) {
+        QN_UNROLL
+        for (int k = 0; k < nv; k++) q[k] = vmaxnmq_f32(q[k], k_lo);   /* NaN -> -2^17 */
+    }
+    QN_UNROLL
+    for (int k = 0; k < nv; k++) c[k] = vcvtnq_s32_f32(q[k]);
+}
+
+/* The codes of 16 nch conversions (nch = 1 or 2 chunks, parameters pv[j]) to y (see above):
+ * cap = qmax - qmin, flip = -qmin & mask. */
+QN_INLINE void qn_rstore(int yk, int nch, void *y, size_t c, const int32x4_t q[8],
+                         const qn_rpar *pv, uint8x16_t cap, uint8x16_t flip, uint16x8_t cap16,
+                         uint16x8_t flip16)
+{
+    if (yk == QK_Y_B16) {
+        uint16x8_t h[4];
+        QN_UNROLL
+        for (int k = 0; k < 2 * nch; k++)
+            h[k] = vcombine_u16(
+                vqmovun_s32(vqaddq_s32(q[2 * k], pv[k >> 1].zw[(2 * k) & 3])),
+                vqmovun_s32(vqaddq_s32(q[2 * k + 1], pv[k >> 1].zw[(2 * k + 1) & 3])));
+        QN_UNROLL
+        for (int k = 0; k < 2 * nch; k++)
+            vst1q_u16((uint16_t *)y + c + 8 * k, veorq_u16(vminq_u16(h[k], cap16), flip16));
+        return;
+    }
+    int16x8_t h[4];
+    uint8x16_t b[2];
+    QN_UNROLL
+    for (int k = 0; k < 2 * nch; k++)
+        h[k] = vcombine_s16(vqmovn_s32(q[2 * k]), vqmovn_s32(q[2 * k + 1]));
+    QN_UNROLL
+    for (int k = 0; k < 2 * nch; k++)   /* |zp - qmin| <= 383: exact in int16 */
+        h[k] = vqaddq_s16(h[k], vcombine_s16(vmovn_s32(pv[k >> 1].zw[(2 * k) & 3]),
+                                             vmovn_s32(pv[k >> 1].zw[(2 * k + 1) & 3])));
+    QN_UNROLL
+    for (int j = 0; j < nch; j++)
+        b[j] = vcombine_u8(vqmovun_s16(h[2 * j]), vqmovun_s16(h[2 * j + 1]));
+    QN_UNROLL
+    for (int j = 0; j < nch; j++) b[j] = veorq_u8(vminq_u8(b[j], cap), flip);
+    QN_UNROLL
+    for (int j = 0; j < nch; j++) qn_store_bytes(yk, y, c + QN_CHUNK * j, b[j]);
+}
+
+QN_INLINE void qn_quant_body_rc(int xk, int qk, int yk, int mode, const void *x, void *yb,
+                                size_t i0, size_t i1, const qk_qparams *p)
+{
+    /* byte kinds: qmax - qmin <= 255; B16: <= 65535 */
+    uint32_t span = (uint32_t)(p->qmax - p->qmin), neg = (uint32_t)-p->qmin;
+    uint8x16_t cap = vdupq_n_u8((uint8_t)span), flip = vdupq_n_u8((uint8_t)(neg & p->mask));
+    uint16x8_t cap16 = vdupq_n_u16((uint16_t)span), flip16 = vdupq_n_u16((uint16_t)neg);
+    qn_rpar pv, pp[2];
+    int32x4_t c[8];
+    if (mode == QN_SINGLE) {
+        qn_rpar_entry(&pv, p, 0);
+        pp[0] = pp[1] = pv;
+        if (p->scale[0] > 0.0f) {
+            size_t i = i0;
+            for (; i1 - i >= 2 * QN_CHUNK; i += 2 * QN_CHUNK) {   /* two chunks interleaved */
+                qn_rquant(xk, qk, 1, 8, x, i, pp, c);
+                qn_rstore(yk, 2, yb, i - i0, c, pp, cap, flip, cap16, flip16);
+            }
+            if (i < i1) {
+                qn_rquant(xk, qk, 1, 4, x, i, &pv, c);
+                qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+            }
+        } else {   /* a negative scale: NaN must go the other way, form B does that */
+            for (size_t i = i0; i < i1; i += QN_CHUNK) {
+                qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+                qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+            }
+        }
+    } else if (mode == QN_EACH) {
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            qn_rpar_each(&pv, p, i);
+            qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+            qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+        }
+    } else {
+        size_t blk = p->blk, e = i0 / blk, off = i0 % blk, cur = (size_t)-1;
+        for (size_t i = i0; i < i1; i += QN_CHUNK) {
+            if (blk - off >= QN_CHUNK) {
+                if (cur != e) qn_rpar_entry(&pv, p, e);   /* once per entry */
+                cur = e;
+                off += QN_CHUNK;
+                if (off == blk) { off = 0; e++; }
+            } else {
+                qn_rpar_gather(&pv, p, blk, &e, &off);
+                cur = (size_t)-1;
+            }
+            qn_rquant(xk, qk, 0, 4, x, i, &pv, c);
+            qn_rstore(yk, 1, yb, i - i0, c, &pv, cap, flip, cap16, flip16);
+        }
+    }
+}
+
 QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, void *yb,
                              size_t i0, size_t i1, const qk_qparams *p)
 {
     /* saturate and the float zero point become constants of separate loops */
-    if (!qn_is_fp(yk)) qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+    if (!qn_is_fp(yk)) {
+        if (qk == QK_Q_F64) qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
+        else qn_quant_body_rc(xk, qk, yk, mode, x, yb, i0, i1, p);
+    }
     else if (p->zpf) qn_quant_body_fp(xk, qk, yk, 1, 1, mode, x, yb, i0, i1, p);
     else if (p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1)
         qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
@@ -480,6 +696,14 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
 QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
+    if (!qn_is_fp(yk) && qk != QK_Q_F64 && !p->rscale) {
+        /* integer outputs without reciprocals: some scale entry is outside the reciprocal
+         * form's range (zero, denormal, huge, inf, NaN), which real models do not have; the
+         * scalar kernel divides them, and the table stays half the size it would be with a
+         * vector division path beside the reciprocal one (as on x86) */
+        qk_quant_scalar(xk, qk, yk, x, y, n, p);
+        return;
+    }
     unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
@@ -503,7 +727,20 @@ typedef struct qn_dpar {
     float32x4_t s[4];
     int32x4_t zp[4];
     int64x2_t zp64[8];
+    float32x4_t fz[4];   /* codes of <= 16 bits: 2^23 + zp + flip (qn_dpar_magic) */
 } qn_dpar;
+
+/* The magic-number form of code - zp for codes of <= 16 bits: a code c, made non-negative by
+ * adding flip (2^(bits-1) for signed codes, else 0), written into the significand of 2^23 is
+ * the float 2^23 + c + flip; subtracting 2^23 + zp + flip leaves c - zp exactly (both are
+ * integers below 2^24, zp being a code of the same type), +0 when equal: the scalar
+ * float(c - zp), without an integer-to-float conversion. */
+QN_INLINE void qn_dpar_magic(qn_dpar *v, uint32_t flip)
+{
+    int32x4_t m = vdupq_n_s32((int32_t)(0x4b000000u + flip));
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) v->fz[k] = vreinterpretq_f32_s32(vaddq_s32(v->zp[k], m));
+}
 
 QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
 {
@@ -559,64 +796,19 @@ static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, 
     }
 }
 
-/* 16 byte-sized codes -> int32, sign-extended or not. */
-QN_INLINE void qn_widen_b(int sgn, uint8x16_t b, int32x4_t c[4])
-{
-    int16x8_t h[2];
-    if (sgn) {
-        int8x16_t s = vreinterpretq_s8_u8(b);
-        h[0] = vmovl_s8(vget_low_s8(s));
-        h[1] = vmovl_s8(vget_high_s8(s));
-    } else {
-        h[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(b)));
-        h[1] = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(b)));
-    }
-    QN_UNROLL
-    for (int k = 0; k < 2; k++) {
-        c[2 * k] = vmovl_s16(vget_low_s16(h[k]));
-        c[2 * k + 1] = vmovl_s16(vget_high_s16(h[k]));
-    }
-}
-
-/* Codes of chunk c of the body (x points at the body's first element, a whole byte if
- * packed). B8: shl = 8 - bits moves the code to the top of the byte, shifting back (arithmetic
- * when signed) extends it and drops the ignored high bits. */
-QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t shl,
-                             int8x16_t shr, int32x4_t out[4])
+/* Codes of chunk c (byte kinds) as bytes, signed ones with flip added (offset binary). */
+QN_INLINE uint8x16_t qn_load_obytes(int dk, int sgn, int part, const void *x, size_t c,
+                                    uint8x16_t m8, uint8x16_t f8)
 {
     const uint8_t *xb = (const uint8_t *)x;
-    if (dk == QK_D_B16) {
-        const uint16_t *h = (const uint16_t *)x + c;
-        QN_UNROLL
-        for (int k = 0; k < 2; k++) {
-            uint16x8_t a = vld1q_u16(h + 8 * k);
-            if (sgn) {
-                int16x8_t s = vreinterpretq_s16_u16(a);
-                out[2 * k] = vmovl_s16(vget_low_s16(s));
-                out[2 * k + 1] = vmovl_s16(vget_high_s16(s));
-            } else {
-                out[2 * k] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(a)));
-                out[2 * k + 1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(a)));
-            }
-        }
-        return;
-    }
     uint8x16_t b;
     if (dk == QK_D_B8) {
         b = vld1q_u8(xb + c);
-        if (sgn) b = vreinterpretq_u8_s8(vshlq_s8(vshlq_s8(vreinterpretq_s8_u8(b), shl), shr));
-        else b = vshlq_u8(vshlq_u8(b, shl), shr);
+        if (part) b = vandq_u8(b, m8);   /* codes of p->bits < 8: the high bits are ignored */
     } else if (dk == QK_D_P4) {
-        uint8x8_t raw = vld1_u8(xb + c / 2), lo, hi;
-        if (sgn) {
-            lo = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(vshl_n_u8(raw, 4)), 4));
-            hi = vreinterpret_u8_s8(vshr_n_s8(vreinterpret_s8_u8(raw), 4));
-        } else {
-            lo = vand_u8(raw, vdup_n_u8(0x0f));
-            hi = vshr_n_u8(raw, 4);
-        }
-        uint8x8x2_t z = vzip_u8(lo, hi);   /* element 2k from the low nibble of byte k */
-        b = vcombine_u8(z.val[0], z.val[1]);
+        uint8x8_t raw = vld1_u8(xb + c / 2);
+        uint8x8x2_t z = vzip_u8(vand_u8(raw, vdup_n_u8(0x0f)), vshr_n_u8(raw, 4));
+        b = vcombine_u8(z.val[0], z.val[1]);   /* element 2k from the low nibble of byte k */
     } else {
         static const uint8_t rep[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
         static const int8_t up[16] = {6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0};
@@ -624,11 +816,36 @@ QN_INLINE void qn_load_codes(int dk, int sgn, const void *x, size_t c, int8x16_t
         memcpy(&word, xb + c / 4, 4);
         /* each byte four times, then each copy's code moved to the top and shifted down */
         uint8x16_t t = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(word)), vld1q_u8(rep));
-        t = vshlq_u8(t, vld1q_s8(up));
-        if (sgn) b = vreinterpretq_u8_s8(vshrq_n_s8(vreinterpretq_s8_u8(t), 6));
-        else b = vshrq_n_u8(t, 6);
+        b = vshrq_n_u8(vshlq_u8(t, vld1q_s8(up)), 6);
     }
-    qn_widen_b(sgn, b, out);
+    return sgn ? veorq_u8(b, f8) : b;
+}
+
+/* 16 codes of chunk c minus the zero points, as float32 (qn_dpar_magic). */
+QN_INLINE void qn_magic_codes(int dk, int sgn, int part, const void *x, size_t c,
+                              uint8x16_t m8, uint8x16_t f8, const qn_dpar *pv, float32x4_t d[4])
+{
+    uint16x8_t h[2], mg = vdupq_n_u16(0x4b00);
+    if (dk == QK_D_B16) {
+        const uint16_t *w = (const uint16_t *)x + c;
+        QN_UNROLL
+        for (int k = 0; k < 2; k++) {
+            h[k] = vld1q_u16(w + 8 * k);
+            if (sgn) h[k] = veorq_u16(h[k], vdupq_n_u16(0x8000));
+        }
+    } else {
+        uint8x16_t b = qn_load_obytes(dk, sgn, part, x, c, m8, f8);
+        h[0] = vmovl_u8(vget_low_u8(b));
+        h[1] = vmovl_high_u8(b);
+    }
+    uint32x4_t u[4];
+    QN_UNROLL
+    for (int k = 0; k < 2; k++) {
+        u[2 * k] = vreinterpretq_u32_u16(vzip1q_u16(h[k], mg));
+        u[2 * k + 1] = vreinterpretq_u32_u16(vzip2q_u16(h[k], mg));
+    }
+    QN_UNROLL
+    for (int k = 0; k < 4; k++) d[k] = vsubq_f32(vreinterpretq_f32_u32(u[k]), pv->fz[k]);
 }
 
 static int qn_is_fp_in(int dk)
@@ -706,8 +923,9 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
     }
 }
 
-QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y, size_t i,
-                                size_t i0, int8x16_t shl, int8x16_t shr, const qn_dpar *pv)
+QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, int part, const void *xb, void *y,
+                                size_t i, size_t i0, uint8x16_t m8, uint8x16_t f8,
+                                const qn_dpar *pv)
 {
     float32x4_t v[4];
     if (dk == QK_D_B32) {
@@ -730,37 +948,48 @@ QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, const void *xb, void *y
             v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
         }
     } else if (qn_is_fp_in(dk)) {
-        int32x4_t c[4];   /* float8 zero points are zero, float4 ones ignored: no subtraction */
-        qn_load_codes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, xb, i - i0, shl, shr, c);
+        /* float8 zero points are zero, float4 ones ignored: no subtraction */
+        uint8x16_t b = qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb, i - i0,
+                                      vdupq_n_u8(0xff), f8);
+        uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_high_u8(b);
+        uint32x4_t c[4] = {vmovl_u16(vget_low_u16(h0)), vmovl_high_u16(h0),
+                           vmovl_u16(vget_low_u16(h1)), vmovl_high_u16(h1)};
         QN_UNROLL
         for (int k = 0; k < 4; k++) {   /* a NaN x keeps its NaN, as the scalar kernel */
-            float32x4_t d = qn_from_fp(vreinterpretq_u32_s32(c[k]), dk);
+            float32x4_t d = qn_from_fp(c[k], dk);
             v[k] = vbslq_f32(vceqq_f32(d, d), vmulq_f32(d, pv->s[k]), d);
         }
     } else {
-        int32x4_t c[4];
-        qn_load_codes(dk, sgn, xb, i - i0, shl, shr, c);
+        float32x4_t d[4];   /* code - zp, exact: one rounding, the product */
+        qn_magic_codes(dk, sgn, part, xb, i - i0, m8, f8, pv, d);
         QN_UNROLL
-        for (int k = 0; k < 4; k++)   /* exact difference, exact conversion, one product */
-            v[k] = vmulq_f32(vcvtq_f32_s32(vsubq_s32(c[k], pv->zp[k])), pv->s[k]);
+        for (int k = 0; k < 4; k++) v[k] = vmulq_f32(d[k], pv->s[k]);
     }
     qn_store_d(ok, y, i, v);
 }
 
-QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb, void *y,
-                               size_t i0, size_t i1, const qk_dparams *p)
+/* part: B8 codes of fewer than 8 bits (masked) */
+QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int part, int mode, const void *xb,
+                               void *y, size_t i0, size_t i1, const qk_dparams *p)
 {
-    int sh = dk == QK_D_B8 && p->bits < 8 ? 8 - (int)p->bits : 0;
-    int8x16_t shl = vdupq_n_s8((int8_t)sh), shr = vdupq_n_s8((int8_t)-sh);
+    /* B8: the code's bits; signed codes get flip added (offset binary, qn_dpar_magic) */
+    unsigned bits = dk == QK_D_B8 ? (p->bits < 8 ? p->bits : 8) : dk == QK_D_B16 ? 16
+                    : dk == QK_D_P4 ? 4 : 2;
+    uint32_t flip = sgn && !qn_is_fp_in(dk) ? 1u << (bits - 1) : 0u;
+    uint8x16_t m8 = vdupq_n_u8((uint8_t)(dk == QK_D_B8 ? (1u << bits) - 1u : 0xffu));
+    uint8x16_t f8 = vdupq_n_u8((uint8_t)flip);
+    int magic = dk != QK_D_B32 && !qn_is_fp_in(dk);
     qn_dpar pv;
     if (mode == QN_SINGLE) {
         qn_dpar_entry(dk, &pv, p, 0);
+        if (magic) qn_dpar_magic(&pv, flip);
         for (size_t i = i0; i < i1; i += QN_CHUNK)
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
     } else if (mode == QN_EACH) {
         for (size_t i = i0; i < i1; i += QN_CHUNK) {
             qn_dpar_each(dk, &pv, p, i);
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            if (magic) qn_dpar_magic(&pv, flip);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
         }
     } else {
         size_t blk = p->blk, e = i0 / blk, off = i0 % blk;
@@ -772,7 +1001,8 @@ QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int mode, const void *xb
             } else {
                 qn_dpar_gather(dk, &pv, p, blk, &e, &off);
             }
-            qn_dequant_chunk(dk, ok, sgn, xb, y, i, i0, shl, shr, &pv);
+            if (magic) qn_dpar_magic(&pv, flip);
+            qn_dequant_chunk(dk, ok, sgn, part, xb, y, i, i0, m8, f8, &pv);
         }
     }
 }
@@ -781,9 +1011,15 @@ QN_INLINE void qn_dequant_sgn(int dk, int ok, int sgn, const void *xb, void *y, 
                               size_t i1, size_t n, const qk_dparams *p)
 {
     size_t blk = qn_blk(p->blk);
-    if (blk >= n) qn_dequant_body(dk, ok, sgn, QN_SINGLE, xb, y, i0, i1, p);
-    else if (blk == 1) qn_dequant_body(dk, ok, sgn, QN_EACH, xb, y, i0, i1, p);
-    else qn_dequant_body(dk, ok, sgn, QN_BLOCKS, xb, y, i0, i1, p);
+    int part = dk == QK_D_B8 && p->bits < 8;
+    if (blk >= n) {
+        if (part) qn_dequant_body(dk, ok, sgn, 1, QN_SINGLE, xb, y, i0, i1, p);
+        else qn_dequant_body(dk, ok, sgn, 0, QN_SINGLE, xb, y, i0, i1, p);
+    } else if (blk == 1) {
+        qn_dequant_body(dk, ok, sgn, part, QN_EACH, xb, y, i0, i1, p);
+    } else {
+        qn_dequant_body(dk, ok, sgn, part, QN_BLOCKS, xb, y, i0, i1, p);
+    }
 }
 
 /* QK_D_B32: whether every zero point of the run keeps code - zp exact in double. Zero points
@@ -822,8 +1058,15 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
 
 /* ------------------------------------------------------------------ min / max */
 
-/* NaN-ignoring min and max. Compare-and-select (not FMINNM, which returns NaN for a
- * signalling NaN) finds the values; when a result is zero, its sign is the sign of the first
+#define QN_MM_BLOCK 1024   /* elements per NaN check of the min/max pass */
+
+/* NaN-ignoring min and max. Runs of QN_MM_BLOCK elements go through FMIN / FMAX, two
+ * instructions per vector, into copies of the accumulators; FMIN and FMAX return NaN when
+ * either operand is one, so a NaN anywhere in the run leaves NaN in the copy, and one check
+ * per run (a separate pass, not per element) finds it. A run without NaN keeps the copies;
+ * a run with one is done again by compare-and-select, which skips NaN (quiet and signalling
+ * alike, where FMINNM would return NaN for a signalling one). Signed zeros compare equal, so
+ * the lanes may hold either; when a result is zero, its sign is set to the sign of the first
  * zero in x, because the scalar loop keeps the first of equal values. */
 static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
 {
@@ -834,13 +1077,35 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
         hi[k] = vdupq_n_f32(-INFINITY);
     }
     size_t i = 0;
-    for (; i + QN_CHUNK <= n; i += QN_CHUNK) {
+    while (n - i >= QN_CHUNK) {
+        size_t end = i + (n - i < QN_MM_BLOCK ? (n - i) / QN_CHUNK * QN_CHUNK : QN_MM_BLOCK);
+        float32x4_t bl[4], bh[4];
         QN_UNROLL
-        for (int k = 0; k < 4; k++) {
-            float32x4_t v = vld1q_f32(x + i + 4 * k);
-            lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
-            hi[k] = vbslq_f32(vcgtq_f32(v, hi[k]), v, hi[k]);
+        for (int k = 0; k < 4; k++) { bl[k] = lo[k]; bh[k] = hi[k]; }
+        for (size_t j = i; j < end; j += QN_CHUNK) {
+            float32x4x4_t v = vld1q_f32_x4(x + j);   /* one instruction: fewer micro-ops */
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) {
+                bl[k] = vminq_f32(bl[k], v.val[k]);
+                bh[k] = vmaxq_f32(bh[k], v.val[k]);
+            }
         }
+        uint32x4_t ok = vandq_u32(vandq_u32(vceqq_f32(bl[0], bl[0]), vceqq_f32(bl[1], bl[1])),
+                                  vandq_u32(vceqq_f32(bl[2], bl[2]), vceqq_f32(bl[3], bl[3])));
+        if (vminvq_u32(ok) != 0) {
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) { lo[k] = bl[k]; hi[k] = bh[k]; }
+        } else {
+            for (size_t j = i; j < end; j += QN_CHUNK) {
+                QN_UNROLL
+                for (int k = 0; k < 4; k++) {
+                    float32x4_t v = vld1q_f32(x + j + 4 * k);
+                    lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
+                    hi[k] = vbslq_f32(vcgtq_f32(v, hi[k]), v, hi[k]);
+                }
+            }
+        }
+        i = end;
     }
     QN_UNROLL
     for (int k = 1; k < 4; k++) {

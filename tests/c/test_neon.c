@@ -145,8 +145,19 @@ static float gen_scale(int qk)
         s = f32_of(sp[rndn(sizeof sp / sizeof sp[0])]);
         break;
     }
+    case 10:                          /* the reciprocal form's range edges and neighbours */
+        switch (rndn(6)) {
+        case 0: s = QK_RECIP_MIN; break;
+        case 1: s = nextafterf(QK_RECIP_MIN, rnd() & 1 ? 0.0f : 1.0f); break;
+        case 2: s = QK_RECIP_MAX; break;
+        case 3: s = nextafterf(QK_RECIP_MAX, rnd() & 1 ? 0.0f : INFINITY); break;
+        case 4: s = ldexpf(rnd() & 1 ? 1.0f : 2.0f - 0x1p-23f, rnd_range(-101, 120)); break;
+        default: s = ldexpf(1.0f + (float)(rnd32() >> 9) * 0x1p-23f, rnd_range(-90, 110)); break;
+        }
+        if (rnd() & 1) s = -s;
+        break;
     default:
-        s = 0.1f * (float)rnd_range(1, 20);
+        s = 0.1f * (float)rnd_range(1, 20) * (rnd() % 4 ? 1.0f : -1.0f);
     }
     /* the operator layer hands the kernels scales already rounded to the quotient type */
     if (qk == QK_Q_F16) s = qk_round_f16(s);
@@ -262,7 +273,7 @@ static float gen_f4_zero_point(void)
 
 /* ------------------------------------------------------------------ quantize */
 
-static gbuf gx, gy, gs, gz, gs64;
+static gbuf gx, gy, gs, gz, gs64, gr;
 static uint8_t *yref;          /* scalar output window */
 #define WIN 48                 /* bytes compared on each side of the output */
 
@@ -336,6 +347,16 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     p.phase = phase;
     p.saturate = t->sat;
     p.zpf = zpf;
+    /* reciprocals as the operator layer passes them (csrc/ops): for every entry when all are
+     * inside qk_recip's range, else none (divide); sometimes none anyway */
+    float *rscale = (float *)gb_place(&gr, ne * 4, where, skew, 4);
+    int recip = ne && rndn(8) != 0 && qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 &&
+                yk != QK_Y_BF16;
+    for (size_t e = 0; e < ne; e++) {
+        rscale[e] = qk_recip(scale[e]);
+        recip &= rscale[e] != 0.0f;
+    }
+    p.rscale = recip ? rscale : NULL;
 
     /* input */
     uint8_t *x = gb_place(&gx, n * xsz[xk], !where, skew, xsz[xk]);
@@ -367,9 +388,9 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
             size_t k = 0;
             while (w[k] == yref[k]) k++;
             long off = (long)k - (long)before;
-            printf("FAIL quant x=%s %s y=%s(%s) n=%zu blk=%zu phase=%u zp=%s: byte %ld "
+            printf("FAIL quant x=%s %s y=%s(%s) n=%zu blk=%zu phase=%u zp=%s recip=%s: byte %ld "
                    "scalar %02x neon %02x\n", xk_name[xk], qk_name[qk], yk_name[yk], t->name,
-                   n, blk, phase, zp ? "yes" : "no", off, yref[k], w[k]);
+                   n, blk, phase, zp ? "yes" : "no", p.rscale ? "yes" : "no", off, yref[k], w[k]);
             if (off >= 0 && (size_t)off < ybytes) {
                 size_t i = per > 1 ? ((size_t)off * per > phase ? (size_t)off * per - phase : 0)
                                    : (size_t)off / ysz;
@@ -705,6 +726,7 @@ int main(int argc, char **argv)
     gs = gb_new(cap);
     gz = gb_new(cap);
     gs64 = gb_new(2 * cap);
+    gr = gb_new(cap);
     yref = malloc(cap);
     if (!yref) return 2;
 
