@@ -1143,17 +1143,21 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
     { qn_quant(xk, qk, yk, x, y, n, p); }
 #define QN_QFN_Y(xk, qk) QN_QFN(xk, qk, QK_Y_B8) QN_QFN(xk, qk, QK_Y_B16) \
     QN_QFN(xk, qk, QK_Y_P4) QN_QFN(xk, qk, QK_Y_P2)
-#define QN_QFN_Q(xk) QN_QFN_Y(xk, QK_Q_F32) QN_QFN_Y(xk, QK_Q_F16) QN_QFN_Y(xk, QK_Q_BF16) \
-    QN_QFN_Y(xk, QK_Q_F64)
 /* float8 / float4 outputs: float32 x, float32 quotient (the other formats stay scalar) */
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E4M3FN)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E5M2)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E2M1)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE2M1)
-QN_QFN_Q(QK_X_F32)
-QN_QFN_Q(QK_X_F16)
-QN_QFN_Q(QK_X_BF16)
-QN_QFN_Q(QK_X_I32)
+/* Only the rows a call reaches without `precision` (the operands' own quotient precision):
+ * the others (a float16 / bfloat16 quotient of other operands, float64 quotients of int32
+ * operands) take the scalar kernel, which keeps the static library of a scalar + NEON build
+ * within 0.4 MB (issue 12's budget) for calls that are rare and already slow in Python. */
+QN_QFN_Y(QK_X_F32, QK_Q_F32)
+QN_QFN_Y(QK_X_F16, QK_Q_F32)
+QN_QFN_Y(QK_X_F16, QK_Q_F16)
+QN_QFN_Y(QK_X_BF16, QK_Q_F32)
+QN_QFN_Y(QK_X_BF16, QK_Q_BF16)
+QN_QFN_Y(QK_X_I32, QK_Q_F32)
 
 #define QN_DFN(dk, ok) \
     static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
@@ -1171,8 +1175,7 @@ QN_DFN_O(QK_D_PE2M1)
 
 #define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
                           quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
-#define QN_QX(xk) { QN_QROW(xk, QK_Q_F32), QN_QROW(xk, QK_Q_F16), QN_QROW(xk, QK_Q_BF16), \
-                    QN_QROW(xk, QK_Q_F64) }
+#define QN_QNULL { NULL, NULL, NULL, NULL }
 /* the f32 / f32 row with the float outputs: NULL (scalar) for fnuz, B32, F16, BF16 */
 #define QN_QROW_FP { quant_QK_X_F32_QK_Q_F32_QK_Y_B8, quant_QK_X_F32_QK_Q_F32_QK_Y_B16, \
     quant_QK_X_F32_QK_Q_F32_QK_Y_P4, quant_QK_X_F32_QK_Q_F32_QK_Y_P2, \
@@ -1182,9 +1185,10 @@ QN_DFN_O(QK_D_PE2M1)
 
 const qk_table qk_neon_table = {
     "neon",
-    { { QN_QROW_FP, QN_QROW(QK_X_F32, QK_Q_F16), QN_QROW(QK_X_F32, QK_Q_BF16),
-        QN_QROW(QK_X_F32, QK_Q_F64) },
-      QN_QX(QK_X_F16), QN_QX(QK_X_BF16), QN_QX(QK_X_I32) },
+    { { QN_QROW_FP, QN_QNULL, QN_QNULL, QN_QNULL },
+      { QN_QROW(QK_X_F16, QK_Q_F32), QN_QROW(QK_X_F16, QK_Q_F16), QN_QNULL, QN_QNULL },
+      { QN_QROW(QK_X_BF16, QK_Q_F32), QN_QNULL, QN_QROW(QK_X_BF16, QK_Q_BF16), QN_QNULL },
+      { QN_QROW(QK_X_I32, QK_Q_F32), QN_QNULL, QN_QNULL, QN_QNULL } },
     { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
       QN_DROW(QK_D_B32), QN_DROW(QK_D_E4M3FN), { NULL, NULL, NULL, NULL },
       QN_DROW(QK_D_E5M2), { NULL, NULL, NULL, NULL }, QN_DROW(QK_D_E2M1),
