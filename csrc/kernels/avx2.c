@@ -312,7 +312,8 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
                              _mm256_set1_ps(top));   /* NaN -> top */
     __m256i ec = _mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(t),
                                                    _mm256_set1_epi32(0x7f800000)), ebits);
-    __m256 f = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32((254 + m) << 23), ec));
+    __m256i top_e = _mm256_set1_epi32(qv_bits_i32((254u + (unsigned)m) << 23));
+    __m256 f = _mm256_castsi256_ps(_mm256_sub_epi32(top_e, ec));
     __m256i c = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(t, f)),
                                  _mm256_srli_epi32(_mm256_sub_epi32(ec, ebits), 23 - m));
     __m256i sg = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(qs), 26), six);

@@ -294,7 +294,8 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
     __m512 t = _mm512_min_ps(_mm512_abs_ps(qm), _mm512_set1_ps(top));   /* NaN -> top */
     __m512i ec = _mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(t),
                                                    _mm512_set1_epi32(0x7f800000)), ebits);
-    __m512 f = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32((254 + m) << 23), ec));
+    __m512i top_e = _mm512_set1_epi32(qv_bits_i32((254u + (unsigned)m) << 23));
+    __m512 f = _mm512_castsi512_ps(_mm512_sub_epi32(top_e, ec));
     __m512i k = _mm512_cvtps_epi32(_mm512_mul_ps(t, f));   /* MXCSR: nearest-even, as qv_cvt */
     __m512i c = _mm512_add_epi32(k, _mm512_srli_epi32(_mm512_sub_epi32(ec, ebits), 23 - m));
     __m512i sg = _mm512_srli_epi32(_mm512_castps_si512(qs), 26);   /* sign at 0x20 */

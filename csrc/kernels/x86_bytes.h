@@ -13,6 +13,14 @@
 #define QT_N2(isa, name) QT_N3(isa, name)
 #define QT_N3(isa, name) isa##_##name
 
+/* A 32-bit pattern as the int the set1 intrinsics take (no signed overflow in a shift) */
+static inline int qv_bits_i32(uint32_t u)
+{
+    int32_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
 /* 16 code bytes (each < 16) -> 8 bytes in the low half, element 0 in the low nibble:
  * maddubs adds b0 * 1 + b1 * 16 per byte pair, never saturating. */
 static inline __m128i qx_pack4(__m128i b)
