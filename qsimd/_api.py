@@ -388,8 +388,7 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
         zero_point, zt = _typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
-    if output_dtype is None or (isinstance(output_dtype, (int, np.integer))
-                                and not isinstance(output_dtype, bool) and output_dtype == 0):
+    if output_dtype is None or _is_zero_code(output_dtype):   # ONNX 0: unset
         yt = st
     else:
         yt = resolve(output_dtype, "output_dtype")
