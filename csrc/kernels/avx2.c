@@ -151,11 +151,17 @@ static inline vi qv_rep_i(const int32_t *e, unsigned lg)
 }
 static inline vi qv_pack_w(vi a, vi b) { return _mm256_packs_epi32(a, b); }   /* int32 -> int16 lanes */
 static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
-                                  vi cap, vi flip)
+                                  vi cap, vi flip, int how)
 {
     __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), za);
     __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zb);
-    __m256i c = _mm256_xor_si256(_mm256_min_epu8(_mm256_packus_epi16(a, b), cap), flip);
+    __m256i c;
+    if (how == 1) {   /* QT_LEAN_SIGNED: za, zb hold the zero point itself */
+        c = _mm256_packs_epi16(a, b);
+    } else {
+        c = _mm256_packus_epi16(a, b);
+        if (how == 2) c = _mm256_xor_si256(_mm256_min_epu8(c, cap), flip);   /* QT_LEAN_FULL */
+    }
     qv_store_bytes(yk, y, c);
 }
 

@@ -123,11 +123,17 @@ static inline vi qv_rep_i(const int32_t *e, unsigned lg)
 }
 static inline vi qv_pack_w(vi a, vi b) { return _mm512_packs_epi32(a, b); }   /* int32 -> int16 lanes */
 static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
-                                  vi cap, vi flip)
+                                  vi cap, vi flip, int how)
 {
     __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), za);
     __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zb);
-    __m512i p = _mm512_xor_si512(_mm512_min_epu8(_mm512_packus_epi16(a, b), cap), flip);
+    __m512i p;
+    if (how == 1) {   /* QT_LEAN_SIGNED: za, zb hold the zero point itself */
+        p = _mm512_packs_epi16(a, b);
+    } else {
+        p = _mm512_packus_epi16(a, b);
+        if (how == 2) p = _mm512_xor_si512(_mm512_min_epu8(p, cap), flip);   /* QT_LEAN_FULL */
+    }
     /* 128-bit lane k holds r0..r3's elements 4k..4k+3 as dwords: gather each r's four */
     __m512i c = _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
