@@ -29,8 +29,7 @@ def cases():
     xh = x.astype(np.float16)
     q8 = rng.integers(0, 256, 1024).astype(np.uint8)
     q4 = rng.integers(-8, 8, 1024).astype(ml_dtypes.int4)
-    p4 = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
-    pt = qsimd.PackedTensor(p4, "int4", (1024,))
+    pt = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
     f32 = np.empty(1024, np.float32)
     Q, D = qsimd.quantize_linear, qsimd.dequantize_linear
     pq = qsimd.Quantizer(s, z8)

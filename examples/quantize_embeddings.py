@@ -15,10 +15,10 @@ back8 = qsimd.dequantize_linear(q8, scale, zp)
 block = 32
 amax = np.abs(emb.reshape(256, -1, block)).max(axis=-1)
 scales = (amax / 7).astype(np.float32)                      # shape (256, 24)
-raw4 = qsimd.quantize_linear(emb, scales, axis=1, block_size=block, output_dtype="int4",
-                             packed=True)
-q4 = qsimd.unpack(raw4, "int4", emb.shape)
-back4 = qsimd.dequantize_linear(q4, scales, axis=1, block_size=block)
+p4 = qsimd.quantize_linear(emb, scales, axis=1, block_size=block, output_dtype="int4",
+                           packed=True)                  # PackedTensor: bytes, dtype, shape
+raw4 = p4.data                                           # ONNX raw bytes, low nibble first
+back4 = qsimd.dequantize_linear(p4, scales, axis=1, block_size=block)   # reads packed bytes
 
 print(f"instruction set: {qsimd.get_isa()}")
 print(f"uint8: {q8.nbytes:>7} bytes, max abs error {np.abs(back8 - emb).max():.4f} "

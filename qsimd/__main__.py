@@ -32,7 +32,7 @@ _CHECKS = [
      np.array([153, 255, 0, 26, 221, 179], np.uint8)),
     ("QuantizeLinear to packed int4",
      lambda: qsimd.quantize_linear(np.array([1, -2, 3, -4, 5], np.float32), 1.0,
-                                   output_dtype="int4", packed=True),
+                                   output_dtype="int4", packed=True).data,
      np.array([0xE1, 0xC3, 0x05], np.uint8)),
     ("DequantizeLinear int4 per-axis",
      lambda: qsimd.dequantize_linear(np.array([[1, -2], [7, -8]], ml_dtypes.int4),
@@ -46,7 +46,7 @@ _CHECKS = [
     # 0, 1.25 -> 1, 2.4 -> 2, 4.3 -> 4: codes 0, 2, 4, 6, two per byte, low nibble first
     ("QuantizeLinear f32->float4e2m1 packed",
      lambda: qsimd.quantize_linear(np.array([0, 2.5, 4.8, 8.6], np.float32), np.float32(2),
-                                   output_dtype="float4e2m1", packed=True),
+                                   output_dtype="float4e2m1", packed=True).data,
      np.array([0x20, 0x64], np.uint8)),
     ("DequantizeLinear float8e5m2->f32",
      lambda: qsimd.dequantize_linear(np.array([0x3C, 0x7B, 0xC0], np.uint8).view(

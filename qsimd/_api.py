@@ -9,7 +9,6 @@ import math
 import operator
 import os
 import sys
-from typing import NamedTuple
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from ._dtypes import (
     FLOAT_OUT_CODES,
     FLOAT_ZP_CODES,
     INT_RANGE,
+    PackedTensor,
     Q_INPUT_CODES,
     Q_OUTPUT_CODES,
     Q_SCALE_CODES,
@@ -250,8 +250,10 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
     values that round past it become inf (e5m2) or NaN.
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
-    packed: for 6-, 4- and 2-bit outputs, return the ONNX raw bytes instead of an ml_dtypes
-    array (6-bit: 4 codes in 3 bytes, element 0 in the lowest bits).
+    packed: for 6-, 4- and 2-bit outputs, return a PackedTensor (data, dtype, shape): the ONNX
+    raw bytes (uint8, 1-D; 6-bit: 4 codes in 3 bytes, element 0 in the lowest bits) with the
+    element type and x's shape, which dequantize_linear reads as it is; `out` is then the
+    uint8 array for the bytes (``result.data`` is `out`).
     out: an array of exactly the result's shape and dtype to write into (any layout; a
     big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
     zero_point, partly or exactly (in place): the result is then computed into a temporary
@@ -278,7 +280,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
             output_dtype=output_dtype, saturate=saturate, precision=precision, packed=packed,
             num_threads=num_threads)
         if r is not None:
-            return _finish(*r)
+            y = _finish(r[0], r[1])
+            return PackedTensor(y, CODE_TO_DTYPE[r[2]], x.shape) if bits else y
     x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
     scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
@@ -293,17 +296,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     threads = _threads(num_threads)
     _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
                    prec, 1 if saturate else 0, threads)
-    return _finish(y, user_out)
-
-
-class PackedTensor(NamedTuple):
-    """6-, 4- or 2-bit data in the ONNX raw layout (element 0 in the lowest bits, zero padding;
-    6-bit codes 4 in 3 bytes),
-    with its element type and logical shape: what ``quantize_linear(..., packed=True)``
-    returns as `data`. ``dequantize_linear`` reads it directly, without unpacking first."""
-    data: np.ndarray   # uint8, ceil(n * bits / 8) bytes
-    dtype: object      # int4, uint4, int2, uint2, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn
-    shape: tuple
+    y = _finish(y, user_out)
+    return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
 
 
 _core.setup_fast(PackedTensor)

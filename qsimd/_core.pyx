@@ -328,6 +328,8 @@ cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT 
 cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
 cdef object _keep = None
 cdef object _packed_cls = None
+cdef object _tuple_new = tuple.__new__
+cdef tuple _ydtype = ()            # np.dtype per code, for packed results' dtype field
 cdef object _resolve = None
 cdef object _np_float64 = None
 # dtype spellings resolved once; one dict per key type, so that no key of another type can
@@ -345,7 +347,7 @@ cdef uint32_t _mask(codes):
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
     global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
-    global _keep, _packed_cls, _resolve, _np_float64
+    global _keep, _packed_cls, _resolve, _np_float64, _ydtype
     from . import _dtypes as d
     import numpy as np
     types = [None] * 32
@@ -365,6 +367,7 @@ def setup_fast(packed_cls):
     DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
     DQ_OUT = _mask(d.DQ_OUTPUT_CODES)
     _keep = tuple(types)
+    _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
     _resolve = d.resolve
     _np_float64 = np.float64
@@ -554,25 +557,21 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
 # handler, its block is kept for the next result of a similar size, up to a total limit.
 
 cdef extern from "_result_cache.h":
-    ctypedef void *PyThread_type_lock
-    PyThread_type_lock qs_cache_lock
-    PyThread_type_lock PyThread_allocate_lock()
     size_t QS_CACHE_MIN
-    size_t qs_page
-    void qs_init_page()
+    void qs_cache_init()
     void qs_cache_set_limit(size_t limit) nogil
     size_t qs_cache_get_limit()
     int qs_cache_sizes(size_t *sizes)
-    void *qs_handler_ptr "(&qs_handler)"
+    size_t qs_cache_page()
+    void *qs_cache_handler()
 
 cdef extern from "numpy/arrayobject.h":
     object PyDataMem_SetHandler(object handler)
 
 from cpython.pycapsule cimport PyCapsule_New
 
-qs_cache_lock = PyThread_allocate_lock()
-qs_init_page()
-cdef object _handler = PyCapsule_New(qs_handler_ptr, "mem_handler", NULL)
+qs_cache_init()
+cdef object _handler = PyCapsule_New(qs_cache_handler(), "mem_handler", NULL)
 
 
 cdef object _new_result(int nd, cnp.npy_intp *dims, int num):
@@ -611,7 +610,7 @@ def get_result_cache():
 
 def page_size():
     """The page size madvise aligns to: for tests."""
-    return qs_page
+    return qs_cache_page()
 
 
 def result_cache_info():
@@ -734,7 +733,14 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
         rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
+    if pk:
+        return _packed_result(y, yt, ax)
     return y
+
+
+cdef inline object _packed_result(object y, int yt, cnp.ndarray x):
+    """PackedTensor(y, dtype, x.shape), built as the tuple it is (no Python-level __new__)."""
+    return _tuple_new(_packed_cls, (y, _ydtype[yt], (<object>x).shape))
 
 
 cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
@@ -1042,6 +1048,8 @@ cdef object _prepared_call(object obj, object x, object out):
                                              &err)
         if rc != QSIMD_OK:
             self._fail(rc, &err, ax)
+        if self.pk:
+            return _packed_result(y, yt, ax)
         return y
 
 

@@ -1,6 +1,8 @@
 """Element types: ONNX TensorProto codes <-> NumPy / ml_dtypes dtypes, and name resolution."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import ml_dtypes
 import numpy as np
 
@@ -96,3 +98,18 @@ def resolve(spec, argname: str) -> int:
     if code is None:
         raise TypeError(f"{argname}: dtype {dt} is not a quantization type")
     return code
+
+
+class PackedTensor(NamedTuple):
+    """6-, 4- or 2-bit data in the ONNX raw layout (element 0 in the lowest bits, zero padding;
+    6-bit codes 4 in 3 bytes) with its element type and logical shape. What
+    ``quantize_linear(..., packed=True)`` returns (``.data`` is the raw bytes) and what
+    ``dequantize_linear`` reads directly, without unpacking; ``qsimd.unpack(*t)`` gives the
+    ml_dtypes array."""
+    data: np.ndarray   # uint8, ceil(n * bits / 8) bytes (bytes-like objects are accepted too)
+    dtype: object      # int4, uint4, int2, uint2, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn
+    shape: tuple
+
+    def tobytes(self) -> bytes:
+        """The raw bytes (what an ONNX TensorProto's raw_data holds)."""
+        return np.asarray(self.data, np.uint8).tobytes()

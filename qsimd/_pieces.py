@@ -102,7 +102,8 @@ def _slice(p, kind, prefix, k, lo, hi):
 
 def run(op, x, scale, zero_point, axis, block_size, packed_bits, make_out, **kw):
     """Runs op(piece, scale, zero_point, axis=, block_size=, out=, **kw) over the pieces of
-    x. make_out(dtype) -> (y, user_out) as _api._output. None: declined."""
+    x. make_out(dtype) -> (y, user_out) as _api._output. None: declined. Packed results
+    (op returns PackedTensors) add the element type's code: (y, user_out, code)."""
     kind = _params(x.shape, scale, zero_point, axis, block_size)
     if kind is None:
         return None
@@ -111,6 +112,7 @@ def run(op, x, scale, zero_point, axis, block_size, packed_bits, make_out, **kw)
     inner = math.prod(x.shape[k + 1:])
     buf = np.empty(min(rows, x.shape[k]) * inner, x.dtype.newbyteorder("="))
     y = yflat = user_out = None
+    code = 0
     for prefix, lo in ((p, lo) for p in np.ndindex(*x.shape[:k])
                        for lo in range(0, x.shape[k], rows)):
         hi = min(lo + rows, x.shape[k])
@@ -129,6 +131,9 @@ def run(op, x, scale, zero_point, axis, block_size, packed_bits, make_out, **kw)
                 first = op(tmp, s, z, axis=pa, block_size=pb, **kw)
             except Exception:
                 return None
+            if packed_bits:   # a PackedTensor: its bytes, and the element type for the caller
+                code = DTYPE_TO_CODE[np.dtype(first.dtype)]
+                first = first.data
             y, user_out = make_out(first.dtype)
             yflat = y.reshape(-1)
             if packed_bits:
@@ -142,7 +147,7 @@ def run(op, x, scale, zero_point, axis, block_size, packed_bits, make_out, **kw)
         else:
             dst = yflat[off: off + src.size].reshape(src.shape)
         op(tmp, s, z, axis=pa, block_size=pb, out=dst, **kw)
-    return y, user_out
+    return (y, user_out, code) if packed_bits else (y, user_out)
 
 
 def packed_bits(output_dtype, zero_point):

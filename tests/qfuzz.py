@@ -702,6 +702,15 @@ def run_case(case: Case):
         raise
     except Exception as e:   # any other exception type is a bug
         raise Fail(f"unexpected {type(e).__name__}: {e}\n{case.describe()}") from e
+    if isinstance(y, qsimd.PackedTensor):   # packed=True: the fields, then only the bytes
+        if case.valid and case.oracle[0] == "q":
+            x0, ot = case.oracle[1], case.oracle[6]
+            if tuple(y.shape) != x0.shape or np.dtype(y.dtype) != np.dtype(ot):
+                raise Fail(f"PackedTensor fields {y.dtype}{y.shape} != {ot}{x0.shape}\n"
+                           f"{case.describe()}")
+        y = y.data
+    if isinstance(want, qsimd.PackedTensor):
+        want = want.data
     for a, before in kept:
         if a.tobytes() != before:
             raise Fail(f"an input array was modified\n{case.describe()}")

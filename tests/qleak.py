@@ -41,7 +41,8 @@ class Inputs:
         self.q8 = rng.integers(0, 256, 64).astype(np.uint8)
         self.q2 = rng.integers(-128, 128, (4, 256)).astype(np.int8)
         self.z2 = rng.integers(-128, 128, 256).astype(np.int8)
-        self.packed = qsimd.quantize_linear(self.x2, self.s256, self.z256, axis=1, packed=True)
+        self.packed = qsimd.quantize_linear(self.x2, self.s256, self.z256, axis=1,
+                                            packed=True).data
         self.out8 = np.empty(64, np.uint8)
         self.outf = np.empty(64, np.float32)
         self.i32 = rng.integers(-1000, 1000, 64).astype(np.int32)

@@ -6,6 +6,8 @@ import os
 
 import ml_dtypes
 import numpy as np
+
+import qsimd
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
@@ -140,7 +142,12 @@ def raw(a) -> np.ndarray:
 
 
 def assert_same(actual, expected, what="", count=False):
-    """Bit-exact: same dtype, same shape, same bytes per element."""
+    """Bit-exact: same dtype, same shape, same bytes per element. A PackedTensor is compared
+    by its bytes (its dtype and shape fields are the callers' to check)."""
+    if isinstance(actual, qsimd.PackedTensor):
+        actual = actual.data
+    if isinstance(expected, qsimd.PackedTensor):
+        expected = expected.data
     assert isinstance(actual, np.ndarray), f"{what}: got {type(actual).__name__}"
     expected = np.asarray(expected)
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"

@@ -337,7 +337,9 @@ def test_packed_output(isa, name, gran):
         want = ref_quantize(x, np.asarray(scale), zp, axis=axis, block_size=block)
         raw = numpy_helper.from_array(want).raw_data
         got = qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block, packed=True)
-        assert got.dtype == np.uint8 and got.shape == (len(raw),)
+        assert isinstance(got, qsimd.PackedTensor)
+        assert got.dtype == np.dtype(dt) and got.shape == x.shape
+        assert got.data.dtype == np.uint8 and got.data.shape == (len(raw),)
         assert got.tobytes() == raw
         assert got.tobytes() == qsimd.pack(want).tobytes()
         unpacked = qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block)
@@ -345,7 +347,7 @@ def test_packed_output(isa, name, gran):
         # into a caller's buffer whose padding bits start dirty
         out = np.full(len(raw), 0xFF, np.uint8)
         assert qsimd.quantize_linear(x, scale, zp, axis=axis, block_size=block, packed=True,
-                                     out=out) is out
+                                     out=out).data is out
         assert out.tobytes() == raw
 
 

@@ -166,12 +166,14 @@ def test_quantize_matrix(isa, name):
                     packed = Q(x, scale, zp, packed=True, **kw2)
                     pout = np.full((x.size * SUB[name] + 7) // 8, 0xAA, np.uint8)
                     assert probe_q(x, scale, zp, packed=True, **kw2) is not None
-                    assert Q(x, scale, zp, packed=True, out=pout, **kw2) is pout
+                    assert Q(x, scale, zp, packed=True, out=pout, **kw2).data is pout
                     want_bytes = raw_bytes(general)
-                    assert_same(packed, want_bytes, what + " packed")
+                    assert packed.dtype == general.dtype and packed.shape == x.shape
+                    assert_same(packed.data, want_bytes, what + " packed")
                     assert_same(pout, want_bytes, what + " packed out=")
-                    assert_same(Q(strided(x), scale, zp, packed=True, **kw2), want_bytes,
-                                what + " packed general")
+                    slow = Q(strided(x), scale, zp, packed=True, **kw2)
+                    assert slow.dtype == general.dtype and slow.shape == x.shape
+                    assert_same(slow.data, want_bytes, what + " packed general")
                 cases += 1
     assert cases == 7 * 4 * 14 + (7 * 4 * 2 if name in INTS else 0)
 

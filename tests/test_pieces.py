@@ -45,6 +45,10 @@ def _layouts(rng, shape, dtype=np.float32, scale=30):
 
 
 def _same(got, want):
+    if isinstance(want, qsimd.PackedTensor):
+        assert isinstance(got, qsimd.PackedTensor)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        got, want = got.data, want.data
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
 
@@ -94,9 +98,9 @@ def test_quantize_packed_cuts_whole_bytes(isa, small_pieces, shape, otype):
                         .astype(np.float32), axis=0, block_size=3)]:
             want = qsimd.quantize_linear(_dense(x), output_dtype=otype, packed=True, **kw)
             _same(qsimd.quantize_linear(x, output_dtype=otype, packed=True, **kw), want)
-            out = np.full(want.shape, 0xFF, np.uint8)
+            out = np.full(want.data.shape, 0xFF, np.uint8)
             qsimd.quantize_linear(x, output_dtype=otype, packed=True, out=out, **kw)
-            _same(out, want)
+            _same(out, want.data)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -73,8 +73,7 @@ def test_options_equal_function(isa):
     dq = qsimd.Dequantizer(s, output_dtype="float32")
     y = rng.integers(0, 255, 10).astype(np.uint8)
     assert_same(dq(y), ref_dequantize(y, s, output_dtype=onnx_code(np.float32)))
-    p = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
-    pt = qsimd.PackedTensor(p, "int4", x.shape)
+    pt = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
     assert_same(qsimd.Dequantizer(s)(pt), qsimd.dequantize_linear(pt, s))
 
 

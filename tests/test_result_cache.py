@@ -37,12 +37,12 @@ def test_block_is_reused_and_fully_rewritten(isa):
     assert_same(b, ref_quantize(x2, np.float32(0.3), np.int8(0)), "reused block")
     # a packed result in a reused block that held 0xff everywhere: its padding bits are zero
     x3 = (rng.standard_normal(2 * MiB + 1) * 4).astype(np.float32)
-    junk = qsimd.quantize_linear(x3, np.float32(1), output_dtype="uint4", packed=True)
+    junk = qsimd.quantize_linear(x3, np.float32(1), output_dtype="uint4", packed=True).data
     junk[:] = 0xFF
     addr = junk.ctypes.data
     del junk
     gc.collect()
-    p = qsimd.quantize_linear(x3, np.float32(1), output_dtype="int4", packed=True)
+    p = qsimd.quantize_linear(x3, np.float32(1), output_dtype="int4", packed=True).data
     assert p.ctypes.data == addr and p.nbytes == MiB + 1 and p[-1] >> 4 == 0
     assert_same(p, qsimd.pack(ref_quantize(x3, np.float32(1), output_dtype=22)), "packed")
 

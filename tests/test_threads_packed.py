@@ -104,8 +104,9 @@ def test_dequantize_packed_input(isa, dtype, out):
 def test_packed_round_trip_from_quantize(isa):
     rng = np.random.default_rng(4)
     x = (rng.standard_normal((3, 50)) * 3).astype(np.float32)
-    raw = qsimd.quantize_linear(x, np.float32(0.5), output_dtype="int4", packed=True)
-    got = qsimd.dequantize_linear(qsimd.PackedTensor(raw, "int4", x.shape), np.float32(0.5))
+    pt = qsimd.quantize_linear(x, np.float32(0.5), output_dtype="int4", packed=True)
+    assert pt.dtype == ml_dtypes.int4 and pt.shape == x.shape
+    got = qsimd.dequantize_linear(pt, np.float32(0.5))
     q = qsimd.quantize_linear(x, np.float32(0.5), output_dtype="int4")
     np.testing.assert_array_equal(got, q.astype(np.float32) * np.float32(0.5))
 
