@@ -207,7 +207,7 @@ if os.name != "nt":
 depends = [os.path.join(root, f) for root, _, files in os.walk(CSRC) for f in files if f.endswith(".h")]
 ext = Extension(
     "qsimd._core",
-    sources=["qsimd/_core.pyx"],
+    sources=["qsimd/_core.pyx", "qsimd/_result_cache.c"],
     include_dirs=[np.get_include(), "csrc/include", "csrc"],
     define_macros=define_macros,
     depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
