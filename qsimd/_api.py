@@ -5,14 +5,13 @@ by whole-array NumPy operations).
 """
 from __future__ import annotations
 
-import math
 import operator
 import os
 import sys
 
 import numpy as np
 
-from . import _core, _pieces
+from . import _args, _core, _pieces
 from ._dtypes import (
     CODE_TO_DTYPE,
     DQ_INPUT_CODES,
@@ -20,8 +19,6 @@ from ._dtypes import (
     DQ_SCALE_CODES,
     DTYPE_TO_CODE,
     FLOAT_OUT_CODES,
-    FLOAT_ZP_CODES,
-    INT_RANGE,
     PackedTensor,
     Q_INPUT_CODES,
     Q_OUTPUT_CODES,
@@ -34,181 +31,20 @@ from ._dtypes import (
 _F32 = np.dtype(np.float32)
 
 
-def _names(codes) -> str:
-    names = [name_of(c) for c in codes]
-    if len(names) == 1:   # "x must be float32", not "x must be  or float32"
-        return names[0]
-    return ", ".join(names[:-1]) + " or " + names[-1]
-
-
-def _native(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous, aligned, native-byte-order array with the same values."""
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    if not (a.flags.c_contiguous and a.flags.aligned):
-        a = a.copy(order="C")   # not np.ascontiguousarray: that makes a 0-d array 1-d
-    return a
-
-
-def _python_ints(value, code: int, argname: str) -> np.ndarray:
-    """Python integers (or integer arrays) -> array of ONNX type `code`, range-checked."""
-    a = np.asarray(value)
-    empty_list = a.size == 0 and a.dtype == np.float64   # NumPy's type for [] and [[], []]
-    if (a.dtype.kind not in "iu" or a.dtype == np.bool_) and not empty_list:
-        raise TypeError(f"{argname} must hold integers for type {name_of(code)}, got {a.dtype}")
-    lo, hi = INT_RANGE[code]
-    if a.size and (int(a.min()) < lo or int(a.max()) > hi):
-        raise ValueError(f"{argname} values must lie in [{lo}, {hi}] for type {name_of(code)}")
-    return a.astype(CODE_TO_DTYPE[code], order="C")   # keeps 0-d inputs 0-d
-
-
-def _param_limit(shape) -> int:
-    """The most scale / zero-point entries any layout of an x of this shape can use
-    (per-tensor 1, per-axis a dimension, blocked at most x's element count)."""
-    return max([1, math.prod(shape)] + list(shape))
-
-
-def _check_size(a: np.ndarray, argname: str, limit) -> None:
-    # before any copy: a broadcast view of absurd size is refused, not materialised
-    if limit is not None and a.size > limit:
-        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
-                         f"({limit})")
-
-
-def _float_input(value, argname: str, codes, ints_exact: bool,
-                 limit=None) -> tuple[np.ndarray, int]:
-    """x or scale: an ndarray keeps its dtype (which must be supported); Python data
-    (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
-    (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
-    if isinstance(value, np.ndarray):
-        a = value
-    else:
-        a = np.asarray(value)   # NumPy scalars keep their dtype here
-        if a.dtype == np.float64 or a.dtype == np.longdouble:
-            a = a.astype(np.float32)
-        elif a.dtype.kind in "iu" and DTYPE_TO_CODE.get(a.dtype) not in codes:
-            a = _python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
-    code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
-    if code not in codes:
-        hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
-        raise TypeError(f"{argname} must be {_names(codes)}, got {a.dtype}{hint}")
-    _check_size(a, argname, limit)
-    return _native(a), code
-
-
-def _python_floats(value, code: int, argname: str) -> np.ndarray:
-    """Python numbers -> array of the float type `code` (float8, float4, float16, bfloat16).
-    Values must be exact in that type: a zero point is never rounded silently."""
-    a = np.asarray(value)
-    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
-        raise TypeError(f"{argname} must hold numbers for type {name_of(code)}, got {a.dtype}")
-    a = a.astype(np.float64)
-    with np.errstate(all="ignore"):
-        out = a.astype(CODE_TO_DTYPE[code])
-        back = out.astype(np.float64)
-    if not np.array_equal(back, a, equal_nan=True):
-        raise ValueError(f"{argname} values must be exactly representable in {name_of(code)}")
-    return out   # keeps 0-d inputs 0-d
-
-
-def _typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
-    """x (DequantizeLinear) or a zero point: an array keeps its dtype, which must be in
-    `codes`; Python data takes the type `code_hint` (integers range-checked, float types
-    exact)."""
-    if not isinstance(value, np.ndarray):
-        a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
-        if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
-            if code_hint in FLOAT_ZP_CODES:
-                return _python_floats(a, code_hint, argname), code_hint
-            return _python_ints(a, code_hint, argname), code_hint
-        value = a
-    code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
-    if code not in codes:
-        raise TypeError(f"{argname} must have a quantized type ({_names(codes)}), "
-                        f"got {value.dtype}")
-    _check_size(value, argname, limit)
-    return _native(value), code
-
-
-def _is_zero_code(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
-        and value == 0
-
-
-def _index(value, argname: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{argname} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{argname} must be an integer, got {type(value).__name__}") from None
-
-
-def _attr64(value, argname: str) -> int:
-    """axis / block_size: an integer that fits the int64 ONNX attribute (beyond it the C call
-    would raise OverflowError, which callers do not expect)."""
-    v = _index(value, argname)
-    if not -2**63 <= v < 2**63:
-        raise ValueError(f"{argname} {v} is out of range (ONNX attributes are int64)")
-    return v
-
-
-def _flag(value, argname: str) -> bool:
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
-        return bool(value)
-    raise ValueError(f"{argname} must be True/False (or 1/0), got {value!r}")
-
-
-def _output(out, shape, dtype, inputs):
-    """The array the C core writes into, and the caller's `out` to copy to afterwards
-    (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
-    core never sees overlapping buffers: its API does not allow them."""
-    if out is None:
-        return _core.new_result(tuple(shape), dtype), None
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
-        raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
-    if out.shape != tuple(shape):
-        raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
-    if not out.flags.writeable:
-        raise ValueError("out is read-only")
-    if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
-            np.may_share_memory(out, a) for a in inputs if a is not None):
-        return out, None
-    return _core.new_result(tuple(shape), dtype), out
-
-
-def _finish(y, out):
-    if out is None:
-        return y
-    np.copyto(out, y, casting="equiv")   # "equiv": only a byte-order change is allowed
-    return out
-
-
-def _threads(value) -> int:
-    if value is None:
-        return 0   # the process default (set_num_threads)
-    n = _index(value, "num_threads")
-    if not 1 <= n <= 64:
-        raise ValueError(f"num_threads must be between 1 and 64, got {n}")
-    return n
-
-
 def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
               limit):
     """QuantizeLinear's parameters and attributes, validated and converted (shared by
     quantize_linear and Quantizer)."""
-    scale, st = _float_input(scale, "scale", Q_SCALE_CODES, False, limit)
+    scale, st = _args.float_input(scale, "scale", Q_SCALE_CODES, False, limit)
     ot = None
-    if output_dtype is not None and not _is_zero_code(output_dtype):   # ONNX 0: unset
+    if output_dtype is not None and not _args.is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
         if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
             raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
-                            f"(supported: {_names(Q_OUTPUT_CODES)})")
+                            f"(supported: {_args.names(Q_OUTPUT_CODES)})")
     zt = None
     if zero_point is not None:
-        zero_point, zt = _typed_array(zero_point, "zero_point", ot or 2,
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", ot or 2,
                                       tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
                                       else Q_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
@@ -216,17 +52,17 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     yt = ot or zt or 2
     if yt not in Q_OUTPUT_CODES:
         raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
-                        f"(supported: {_names(Q_OUTPUT_CODES)})")
-    _flag(saturate, "saturate")
+                        f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+    _args.flag(saturate, "saturate")
     prec = 0
     if precision is not None and not (isinstance(precision, (int, np.integer))
                                       and not isinstance(precision, bool) and precision == 0):
         prec = resolve(precision, "precision")
         if prec not in FLOAT_OUT_CODES:
             raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
-    axis = _attr64(axis, "axis")
-    block_size = _attr64(block_size, "block_size")
-    packed = _flag(packed, "packed")
+    axis = _args.attr64(axis, "axis")
+    block_size = _args.attr64(block_size, "block_size")
+    packed = _args.flag(packed, "packed")
     if packed and yt not in SUBBYTE_BITS:
         raise ValueError(f"packed=True needs a 6-, 4- or 2-bit output type, not {name_of(yt)}")
     return scale, st, zero_point, zt, yt, prec, axis, block_size, packed
@@ -275,28 +111,28 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         bits = _pieces.packed_bits(output_dtype, zero_point) if pk else 0
         r = None if pk and not bits else _pieces.run(
             quantize_linear, x, scale, zero_point, axis, block_size, bits,
-            lambda dt: _output(out, ((x.size * bits + 7) // 8,) if bits else x.shape, dt,
+            lambda dt: _args.output(out, ((x.size * bits + 7) // 8,) if bits else x.shape, dt,
                                (x, scale, zero_point)),
             output_dtype=output_dtype, saturate=saturate, precision=precision, packed=packed,
             num_threads=num_threads)
         if r is not None:
-            y = _finish(r[0], r[1])
+            y = _args.finish(r[0], r[1])
             return PackedTensor(y, CODE_TO_DTYPE[r[2]], x.shape) if bits else y
-    x, xt = _float_input(x, "x", Q_INPUT_CODES, True)
+    x, xt = _args.float_input(x, "x", Q_INPUT_CODES, True)
     scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
-        _param_limit(x.shape))
+        _args.param_limit(x.shape))
     if packed:
         bits = SUBBYTE_BITS[yt]
         shape = ((x.size * bits + 7) // 8,)
         dtype = np.dtype(np.uint8)
     else:
         shape, dtype = x.shape, CODE_TO_DTYPE[yt]
-    y, user_out = _output(out, shape, dtype, (x, scale, zero_point))
-    threads = _threads(num_threads)
+    y, user_out = _args.output(out, shape, dtype, (x, scale, zero_point))
+    threads = _args.threads(num_threads)
     _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
                    prec, 1 if saturate else 0, threads)
-    y = _finish(y, user_out)
+    y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
 
 
@@ -329,7 +165,7 @@ def _packed_input(x: PackedTensor):
                          f"needs {need}")
     # an array with the logical shape and no memory of its own, for the shape only
     like = np.broadcast_to(np.zeros((), np.uint8), shape)
-    return _native(data.reshape(-1)), code, like
+    return _args.native(data.reshape(-1)), code, like
 
 
 def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
@@ -361,41 +197,41 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
                            output_dtype, out, num_threads)
     if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
         r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
-                        lambda dt: _output(out, x.shape, dt, (x, scale, zero_point)),
+                        lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
                         output_dtype=output_dtype, num_threads=num_threads)
         if r is not None:
-            return _finish(*r)
+            return _args.finish(*r)
     zp_code = None
     if isinstance(zero_point, np.ndarray):
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
-    x, xt = _typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
+    x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
     return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
                        num_threads)
 
 
 def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
                 num_threads):
-    limit = _param_limit(like.shape)
-    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
+    limit = _args.param_limit(like.shape)
+    scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
-    if output_dtype is None or _is_zero_code(output_dtype):   # ONNX 0: unset
+    if output_dtype is None or _args.is_zero_code(output_dtype):   # ONNX 0: unset
         yt = st
     else:
         yt = resolve(output_dtype, "output_dtype")
     if yt not in DQ_OUTPUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
                         f"got {name_of(yt)}")
-    axis = _attr64(axis, "axis")
-    block_size = _attr64(block_size, "block_size")
-    y, user_out = _output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
-    threads = _threads(num_threads)
+    axis = _args.attr64(axis, "axis")
+    block_size = _args.attr64(block_size, "block_size")
+    y, user_out = _args.output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
+    threads = _args.threads(num_threads)
     _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,
                      block_size, threads)
-    return _finish(y, user_out)
+    return _args.finish(y, user_out)
 
 
 def dynamic_quantize_linear(x, *, out=None):
@@ -407,14 +243,14 @@ def dynamic_quantize_linear(x, *, out=None):
     if r is not None:
         return r
     if _pieces.wanted(x) and x.dtype.newbyteorder("=") == _F32:
-        r = _pieces.dynamic(x, lambda: _output(out, x.shape, np.dtype(np.uint8), (x,)),
+        r = _pieces.dynamic(x, lambda: _args.output(out, x.shape, np.dtype(np.uint8), (x,)),
                             quantize_linear, dynamic_quantize_linear)
         if r is not None:
-            return _finish(r[0], r[1]), r[2], r[3]
-    x, _ = _float_input(x, "x", (1,), False)
-    y, user_out = _output(out, x.shape, np.dtype(np.uint8), (x,))
+            return _args.finish(r[0], r[1]), r[2], r[3]
+    x, _ = _args.float_input(x, "x", (1,), False)
+    y, user_out = _args.output(out, x.shape, np.dtype(np.uint8), (x,))
     scale, zp = _core.dynamic_quantize(x, y)
-    return (_finish(y, user_out), np.array(scale, dtype=np.float32),
+    return (_args.finish(y, user_out), np.array(scale, dtype=np.float32),
             np.array(zp, dtype=np.uint8))
 
 
@@ -446,18 +282,18 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     r = _core.dynamic_fast(x, axis, block_size, output_dtype, symmetric, out, num_threads)
     if r is not None:
         return r
-    x, _ = _float_input(x, "x", (1,), False)
+    x, _ = _args.float_input(x, "x", (1,), False)
     yt = resolve(output_dtype, "output_dtype")
     if yt not in _DYN_TYPES:
         raise TypeError(f"output_dtype must be uint8, int8, uint4 or int4, got {name_of(yt)}")
-    sym = _flag(symmetric, "symmetric")
+    sym = _args.flag(symmetric, "symmetric")
     if sym and yt in (2, 21):
         raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
                          f"{name_of(yt)}")
     r = x.ndim
     if r == 0:
         raise ValueError("x must have at least one dimension (groups lie along an axis)")
-    axis = _attr64(axis, "axis")
+    axis = _args.attr64(axis, "axis")
     if not -r <= axis < r:
         raise ValueError(f"axis {axis} is out of range for x of rank {r} "
                          f"(expected {-r} <= axis <= {r - 1})")
@@ -466,7 +302,7 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     if block_size is None:
         block = 0
     else:
-        block = _attr64(block_size, "block_size")
+        block = _args.attr64(block_size, "block_size")
         if block < 1:
             raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
     if x.size == 0:
@@ -475,12 +311,12 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     nblocks = 1 if block == 0 else -(-d // block)
     sshape = x.shape[:a] + (nblocks,) + x.shape[a + 1:]
     dtype = CODE_TO_DTYPE[yt]
-    y, user_out = _output(out, x.shape, dtype, (x,))
+    y, user_out = _args.output(out, x.shape, dtype, (x,))
     scale = np.empty(sshape, np.float32)
     zp = np.zeros(sshape, dtype) if sym else np.empty(sshape, dtype)
     _core.dynamic_groups(x, y, yt, scale, zp, axis, block, 1 if sym else 0,
-                         _threads(num_threads))
-    return _finish(y, user_out), scale, zp
+                         _args.threads(num_threads))
+    return _args.finish(y, user_out), scale, zp
 
 
 def _private(a):
@@ -518,9 +354,9 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     scale, st, zp, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed, None)
     _check_prepared_params(scale, zp, block_size)
-    threads = _threads(num_threads)
+    threads = _args.threads(num_threads)
     scale, zp = _private(scale), _private(zp)
-    sat = 1 if _flag(saturate, "saturate") else 0
+    sat = 1 if _args.flag(saturate, "saturate") else 0
     self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
 
     def slow(x, out, _q=quantize_linear):
@@ -534,7 +370,7 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
 
 def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):
     """Dequantizer.__init__ (qsimd._core)."""
-    scale, st = _float_input(scale, "scale", DQ_SCALE_CODES, False)
+    scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
     if zero_point is not None:
         if not isinstance(zero_point, np.ndarray):
@@ -544,18 +380,18 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
                 raise TypeError("zero_point of a Dequantizer must be a NumPy array or scalar "
                                 "of the quantized type (e.g. np.uint8(128)), got "
                                 f"{type(zero_point).__name__}")
-        zero_point, zt = _typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
-    if output_dtype is None or _is_zero_code(output_dtype):
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
+    if output_dtype is None or _args.is_zero_code(output_dtype):
         ot = None
     else:
         ot = resolve(output_dtype, "output_dtype")
         if ot not in DQ_OUTPUT_CODES:
             raise TypeError(f"output_dtype must be float32, float16, bfloat16 or "
                             f"float8_e8m0fnu, got {name_of(ot)}")
-    axis = _attr64(axis, "axis")
-    block_size = _attr64(block_size, "block_size")
+    axis = _args.attr64(axis, "axis")
+    block_size = _args.attr64(block_size, "block_size")
     _check_prepared_params(scale, zero_point, block_size)
-    threads = _threads(num_threads)
+    threads = _args.threads(num_threads)
     scale, zp = _private(scale), _private(zero_point)
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
 
@@ -723,7 +559,7 @@ def set_num_threads(n: int) -> None:
     """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
     num_threads=. Safe to call at any time from any thread, also while operations run (a
     call in progress keeps the count it started with); results never depend on it."""
-    _core.set_num_threads(_threads(n))
+    _core.set_num_threads(_args.threads(n))
 
 
 def set_result_cache(max_bytes: int) -> None:
@@ -733,7 +569,7 @@ def set_result_cache(max_bytes: int) -> None:
     the OS must fault in and zero on first touch (for a large result that costs as much as
     computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
     cache off; any call frees the blocks kept so far."""
-    n = _index(max_bytes, "max_bytes")
+    n = _args.index(max_bytes, "max_bytes")
     if n < 0:
         raise ValueError(f"max_bytes must be >= 0, got {n}")
     _core.set_result_cache(min(n, sys.maxsize))   # fits size_t everywhere

@@ -621,7 +621,7 @@ def result_cache_info():
 
 
 cdef inline int64_t _limit(int nd, const int64_t *dims, int64_t n) noexcept:
-    """_api._param_limit: the most scale entries any layout of x can use."""
+    """_args.param_limit: the most scale entries any layout of x can use."""
     cdef int64_t m = n if n > 1 else 1
     cdef int i
     for i in range(nd):

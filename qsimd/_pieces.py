@@ -102,7 +102,7 @@ def _slice(p, kind, prefix, k, lo, hi):
 
 def run(op, x, scale, zero_point, axis, block_size, packed_bits, make_out, **kw):
     """Runs op(piece, scale, zero_point, axis=, block_size=, out=, **kw) over the pieces of
-    x. make_out(dtype) -> (y, user_out) as _api._output. None: declined. Packed results
+    x. make_out(dtype) -> (y, user_out) as _args.output. None: declined. Packed results
     (op returns PackedTensors) add the element type's code: (y, user_out, code)."""
     kind = _params(x.shape, scale, zero_point, axis, block_size)
     if kind is None:

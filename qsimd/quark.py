@@ -35,7 +35,8 @@ import operator
 import numpy as np
 
 from . import _core
-from ._api import _typed_array, dequantize_linear, quantize_linear
+from . import _args
+from ._api import dequantize_linear, quantize_linear
 from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 
 #: The quantized types of ExtendedQuantizeLinear / ExtendedDequantizeLinear (T3 / T1).
@@ -76,7 +77,7 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
     """ExtendedDequantizeLinear: x of one of :data:`QUARK_TYPES`; the result has the scale's
     type (float32 in Quark)."""
     hint = _array_code(x_zero_point) if x_zero_point is not None else None
-    _, code = _typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
+    _, code = _args.typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
                            tuple(CODE_TO_DTYPE))
     _check(code, "x")
     return dequantize_linear(x, x_scale, x_zero_point, axis=axis, out=out,

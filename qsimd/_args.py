@@ -1,0 +1,181 @@
+"""Argument normalisation shared by the public Python API (_api.py) and qsimd.quark: Python
+data and NumPy arrays of any byte order to native arrays of the types an argument accepts,
+integer / flag / thread-count attributes, and output allocation with `out=` (through a
+temporary when `out` overlaps an input). Every message names the argument and what was
+expected."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import _core
+from ._dtypes import (
+    CODE_TO_DTYPE,
+    DTYPE_TO_CODE,
+    FLOAT_ZP_CODES,
+    INT_RANGE,
+    name_of,
+)
+
+
+def names(codes) -> str:
+    parts = [name_of(c) for c in codes]
+    if len(parts) == 1:   # "x must be float32", not "x must be  or float32"
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous, aligned, native-byte-order array with the same values."""
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not (a.flags.c_contiguous and a.flags.aligned):
+        a = a.copy(order="C")   # not np.ascontiguousarray: that makes a 0-d array 1-d
+    return a
+
+
+def python_ints(value, code: int, argname: str) -> np.ndarray:
+    """Python integers (or integer arrays) -> array of ONNX type `code`, range-checked."""
+    a = np.asarray(value)
+    empty_list = a.size == 0 and a.dtype == np.float64   # NumPy's type for [] and [[], []]
+    if (a.dtype.kind not in "iu" or a.dtype == np.bool_) and not empty_list:
+        raise TypeError(f"{argname} must hold integers for type {name_of(code)}, got {a.dtype}")
+    lo, hi = INT_RANGE[code]
+    if a.size and (int(a.min()) < lo or int(a.max()) > hi):
+        raise ValueError(f"{argname} values must lie in [{lo}, {hi}] for type {name_of(code)}")
+    return a.astype(CODE_TO_DTYPE[code], order="C")   # keeps 0-d inputs 0-d
+
+
+def param_limit(shape) -> int:
+    """The most scale / zero-point entries any layout of an x of this shape can use
+    (per-tensor 1, per-axis a dimension, blocked at most x's element count)."""
+    return max([1, math.prod(shape)] + list(shape))
+
+
+def check_size(a: np.ndarray, argname: str, limit) -> None:
+    # before any copy: a broadcast view of absurd size is refused, not materialised
+    if limit is not None and a.size > limit:
+        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
+                         f"({limit})")
+
+
+def float_input(value, argname: str, codes, ints_exact: bool,
+                 limit=None) -> tuple[np.ndarray, int]:
+    """x or scale: an ndarray keeps its dtype (which must be supported); Python data
+    (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
+    (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
+    if isinstance(value, np.ndarray):
+        a = value
+    else:
+        a = np.asarray(value)   # NumPy scalars keep their dtype here
+        if a.dtype == np.float64 or a.dtype == np.longdouble:
+            a = a.astype(np.float32)
+        elif a.dtype.kind in "iu" and DTYPE_TO_CODE.get(a.dtype) not in codes:
+            a = python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
+    code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
+    if code not in codes:
+        hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
+        raise TypeError(f"{argname} must be {names(codes)}, got {a.dtype}{hint}")
+    check_size(a, argname, limit)
+    return native(a), code
+
+
+def python_floats(value, code: int, argname: str) -> np.ndarray:
+    """Python numbers -> array of the float type `code` (float8, float4, float16, bfloat16).
+    Values must be exact in that type: a zero point is never rounded silently."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+        raise TypeError(f"{argname} must hold numbers for type {name_of(code)}, got {a.dtype}")
+    a = a.astype(np.float64)
+    with np.errstate(all="ignore"):
+        out = a.astype(CODE_TO_DTYPE[code])
+        back = out.astype(np.float64)
+    if not np.array_equal(back, a, equal_nan=True):
+        raise ValueError(f"{argname} values must be exactly representable in {name_of(code)}")
+    return out   # keeps 0-d inputs 0-d
+
+
+def typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
+    """x (DequantizeLinear) or a zero point: an array keeps its dtype, which must be in
+    `codes`; Python data takes the type `code_hint` (integers range-checked, float types
+    exact)."""
+    if not isinstance(value, np.ndarray):
+        a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
+        if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
+            if code_hint in FLOAT_ZP_CODES:
+                return python_floats(a, code_hint, argname), code_hint
+            return python_ints(a, code_hint, argname), code_hint
+        value = a
+    code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
+    if code not in codes:
+        raise TypeError(f"{argname} must have a quantized type ({names(codes)}), "
+                        f"got {value.dtype}")
+    check_size(value, argname, limit)
+    return native(value), code
+
+
+def is_zero_code(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+        and value == 0
+
+
+def index(value, argname: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argname} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{argname} must be an integer, got {type(value).__name__}") from None
+
+
+def attr64(value, argname: str) -> int:
+    """axis / block_size: an integer that fits the int64 ONNX attribute (beyond it the C call
+    would raise OverflowError, which callers do not expect)."""
+    v = index(value, argname)
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"{argname} {v} is out of range (ONNX attributes are int64)")
+    return v
+
+
+def flag(value, argname: str) -> bool:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise ValueError(f"{argname} must be True/False (or 1/0), got {value!r}")
+
+
+def output(out, shape, dtype, inputs):
+    """The array the C core writes into, and the caller's `out` to copy to afterwards
+    (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
+    core never sees overlapping buffers: its API does not allow them."""
+    if out is None:
+        return _core.new_result(tuple(shape), dtype), None
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
+        raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
+            np.may_share_memory(out, a) for a in inputs if a is not None):
+        return out, None
+    return _core.new_result(tuple(shape), dtype), out
+
+
+def finish(y, out):
+    if out is None:
+        return y
+    np.copyto(out, y, casting="equiv")   # "equiv": only a byte-order change is allowed
+    return out
+
+
+def threads(value) -> int:
+    if value is None:
+        return 0   # the process default (set_num_threads)
+    n = index(value, "num_threads")
+    if not 1 <= n <= 64:
+        raise ValueError(f"num_threads must be between 1 and 64, got {n}")
+    return n
