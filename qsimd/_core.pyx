@@ -1183,7 +1183,7 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
 
 
 # ------------------------------------------------------------------ AMD Quark MX / BFP
-cdef extern from "kernels/mxbfp.h" nogil:
+cdef extern from "ops/mxbfp.h" nogil:
     ctypedef struct qk_mxbfp:
         int method
         int emax
@@ -1227,7 +1227,7 @@ def mxbfp(cnp.ndarray x, cnp.ndarray y, int64_t outer, int64_t length, int64_t i
     return y
 
 
-cdef extern from "kernels/mxbfp.h" nogil:
+cdef extern from "ops/mxbfp.h" nogil:
     void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
                             size_t block, int shift)
 

@@ -1,7 +1,7 @@
 /* AMD Quark's MXQuantizeDequantize / BFPQuantizeDequantize: the active instruction set's
  * kernel (kernels/mxbfp.h) over the tensor, on the thread pool for large inputs. */
 #include "common.h"
-#include "../kernels/mxbfp.h"
+#include "mxbfp.h"
 
 static qk_mxbfp_fn mxbfp_kernel(void)
 {
