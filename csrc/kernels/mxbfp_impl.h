@@ -237,10 +237,114 @@ static void mxb_prime_block(const float *x, float *y, size_t n, size_t st, const
     }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h>
+#define MXB_V32 1
+/* Whole MX blocks of 32 along rows on AVX-512: the float kinds and int8 with rounding mode 0
+ * (Quark's default), one pass per block in registers. The same operations as the scalar
+ * forms above (mxb_mx_float_fast; mxb_mx_int8 with mxb_round's mode 0), with the block's
+ * constants built as bit patterns from the largest exponent field M, kept in every lane:
+ *   float: floor = M + (emin - emax) << 23, maxs = bits(max_norm) + M - (127 + emax) << 23
+ *          (max_norm * 2^v, exact), when 27 + emax <= m <= 227 (mxb_block's fast range);
+ *   int8:  a = 2^-v = (254 << 23) - M, s64 = 2^(v - 6) = M - (6 << 23), both normal when
+ *          7 <= m <= 253 (|t| < 128 there, so t's integer part is exact).
+ * Other blocks take mxb_block. The clamp to +-maxs is one vrangeps (the smaller magnitude,
+ * r's sign), NaN / inf lanes keep x through the write mask. */
+MXB_INLINE __m512i mxb_v_hmax(__m512i m)
+{
+    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0x4e));
+    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0xb1));
+    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
+    return _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
+}
+
+/* The kind's constants, built once per call */
+typedef struct {
+    __m512i lo, span, fl, mx, add;
+} mxb_vk;
+
+MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
+{
+    mxb_vk k;
+    int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
+    k.lo = _mm512_set1_epi32(lo * (1 << 23));
+    k.span = _mm512_set1_epi32((hi - lo) * (1 << 23));
+    k.fl = _mm512_set1_epi32((c->emin - c->emax) * (1 << 23));
+    k.mx = _mm512_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
+    k.add = _mm512_set1_epi32((23 - c->mbits) * (1 << 23));
+    return k;
+}
+
+/* 1 when the block at x was done; 0: it is outside the fast range */
+MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
+{
+    const __m512i fexp = _mm512_set1_epi32(0x7f800000), smask = _mm512_set1_epi32((int)0x80000000u);
+    __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    __m512i u0 = _mm512_castps_si512(x0), u1 = _mm512_castps_si512(x1);
+    __m512i f0 = _mm512_and_si512(u0, fexp), f1 = _mm512_and_si512(u1, fexp);
+    __mmask16 k0 = _mm512_cmpneq_epi32_mask(f0, fexp), k1 = _mm512_cmpneq_epi32_mask(f1, fexp);
+    __m512i m = _mm512_maskz_mov_epi32(k0, f0);
+    m = mxb_v_hmax(_mm512_mask_max_epu32(m, k1, m, f1));   /* NaN / inf do not count */
+    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span) != 0) return 0;
+    if (!is_int8) {
+        __m512i floor = _mm512_add_epi32(m, k->fl);
+        __m512 maxs = _mm512_castsi512_ps(_mm512_add_epi32(m, k->mx));
+        /* magic = (max(f, floor) + add) | sign of x (0xf8: A | (B & C)) */
+        __m512 g0 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+            _mm512_add_epi32(_mm512_max_epu32(f0, floor), k->add), u0, smask, 0xf8));
+        __m512 g1 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+            _mm512_add_epi32(_mm512_max_epu32(f1, floor), k->add), u1, smask, 0xf8));
+        __m512 r0 = _mm512_sub_ps(_mm512_add_ps(x0, g0), g0);
+        __m512 r1 = _mm512_sub_ps(_mm512_add_ps(x1, g1), g1);
+        _mm512_storeu_ps(y, _mm512_mask_range_ps(x0, k0, r0, maxs, 0x2));
+        _mm512_storeu_ps(y + 16, _mm512_mask_range_ps(x1, k1, r1, maxs, 0x2));
+        return 1;
+    }
+    __m512 a = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(254 << 23), m));
+    __m512 s64 = _mm512_castsi512_ps(_mm512_sub_epi32(m, _mm512_set1_epi32(6 << 23)));
+    const __m512 c64 = _mm512_set1_ps(64.0f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+    const __m512 top = _mm512_set1_ps(127.0f);
+    __m512 t0 = _mm512_mul_ps(_mm512_mul_ps(x0, a), c64), t1 = _mm512_mul_ps(_mm512_mul_ps(x1, a), c64);
+    __m512 a0 = _mm512_abs_ps(t0), a1 = _mm512_abs_ps(t1);
+    __m512 tr0 = _mm512_roundscale_ps(a0, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m512 tr1 = _mm512_roundscale_ps(a1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    /* half away from zero: up when the (exact) fraction is >= 0.5 */
+    __mmask16 up0 = _mm512_cmp_ps_mask(_mm512_sub_ps(a0, tr0), half, _CMP_GE_OQ);
+    __mmask16 up1 = _mm512_cmp_ps_mask(_mm512_sub_ps(a1, tr1), half, _CMP_GE_OQ);
+    __m512 g0 = _mm512_mask_add_ps(tr0, up0, tr0, one), g1 = _mm512_mask_add_ps(tr1, up1, tr1, one);
+    /* the sign of t back (a zero keeps it), then at most 127 (|q| <= 128) */
+    __m512 q0 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g0),
+                                                              _mm512_castps_si512(t0), smask, 0xf8));
+    __m512 q1 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g1),
+                                                              _mm512_castps_si512(t1), smask, 0xf8));
+    q0 = _mm512_min_ps(q0, top);
+    q1 = _mm512_min_ps(q1, top);
+    _mm512_storeu_ps(y, _mm512_mask_mul_ps(x0, k0, q0, s64));
+    _mm512_storeu_ps(y + 16, _mm512_mask_mul_ps(x1, k1, q1, s64));
+    return 1;
+}
+#endif
+
 /* Contiguous blocks, each kind with its constants folded in. */
 static void mxb_rows(const float *x, float *y, size_t len, const qk_mxbfp *c)
 {
     size_t bs = c->block;
+#if defined(MXB_V32)
+    if (bs == 32 && (c->method == QK_MX_FLOAT || (c->method == QK_MX_INT8 && c->rounding == 0))) {
+        int i8 = c->method == QK_MX_INT8;
+        mxb_vk k = mxb_v_consts(i8, c);
+        size_t r = 0;
+        for (; len - r >= 32; r += 32) {
+            if (i8 ? mxb_v_block32(x + r, y + r, 1, &k) : mxb_v_block32(x + r, y + r, 0, &k))
+                continue;
+            if (i8) mxb_block(x + r, y + r, 32, 1, QK_MX_INT8, 0, 0, c);
+            else mxb_block(x + r, y + r, 32, 1, QK_MX_FLOAT, 0, 0, c);
+        }
+        x += r;
+        y += r;
+        len -= r;
+    }
+#endif
     for (size_t r = 0; r < len; r += bs) {
         size_t n = len - r < bs ? len - r : bs;
         const float *xb = x + r;
