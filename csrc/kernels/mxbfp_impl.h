@@ -237,6 +237,11 @@ static void mxb_prime_block(const float *x, float *y, size_t n, size_t st, const
     }
 }
 
+#if defined(__AVX512F__) || defined(__AVX2__)
+/* a 32-bit pattern as the int the set1 intrinsics take */
+MXB_INLINE int32_t mxb_i32(uint32_t u) { int32_t v; memcpy(&v, &u, 4); return v; }
+#endif
+
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
 #define MXB_V32 1
@@ -246,8 +251,10 @@ static void mxb_prime_block(const float *x, float *y, size_t n, size_t st, const
  * constants built as bit patterns from the largest exponent field M, kept in every lane:
  *   float: floor = M + (emin - emax) << 23, maxs = bits(max_norm) + M - (127 + emax) << 23
  *          (max_norm * 2^v, exact), when 27 + emax <= m <= 227 (mxb_block's fast range);
- *   int8:  a = 2^-v = (254 << 23) - M, s64 = 2^(v - 6) = M - (6 << 23), both normal when
- *          7 <= m <= 253 (|t| < 128 there, so t's integer part is exact).
+ *   int8:  a64 = 64 * 2^-v = (260 << 23) - M, s64 = 2^(v - 6) = M - (6 << 23), both normal
+ *          when 7 <= m <= 253 (|t| < 128 there, so t's integer part is exact). t = x * a64
+ *          equals mxb_mx_int8's (x * 2^-v) * 64: both are exact while x * 2^-v is normal,
+ *          and otherwise |t| < 2^-120 either way, which rounds (mode 0) to a zero of x's sign.
  * Other blocks take mxb_block. The clamp to +-maxs is one vrangeps (the smaller magnitude,
  * r's sign), NaN / inf lanes keep x through the write mask. */
 MXB_INLINE __m512i mxb_v_hmax(__m512i m)
@@ -300,11 +307,11 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
         _mm512_storeu_ps(y + 16, _mm512_mask_range_ps(x1, k1, r1, maxs, 0x2));
         return 1;
     }
-    __m512 a = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(254 << 23), m));
+    __m512 a = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(mxb_i32(260u << 23)), m));
     __m512 s64 = _mm512_castsi512_ps(_mm512_sub_epi32(m, _mm512_set1_epi32(6 << 23)));
-    const __m512 c64 = _mm512_set1_ps(64.0f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
     const __m512 top = _mm512_set1_ps(127.0f);
-    __m512 t0 = _mm512_mul_ps(_mm512_mul_ps(x0, a), c64), t1 = _mm512_mul_ps(_mm512_mul_ps(x1, a), c64);
+    __m512 t0 = _mm512_mul_ps(x0, a), t1 = _mm512_mul_ps(x1, a);
     __m512 a0 = _mm512_abs_ps(t0), a1 = _mm512_abs_ps(t1);
     __m512 tr0 = _mm512_roundscale_ps(a0, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     __m512 tr1 = _mm512_roundscale_ps(a1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -321,6 +328,75 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
     q1 = _mm512_min_ps(q1, top);
     _mm512_storeu_ps(y, _mm512_mask_mul_ps(x0, k0, q0, s64));
     _mm512_storeu_ps(y + 16, _mm512_mask_mul_ps(x1, k1, q1, s64));
+    return 1;
+}
+#elif defined(__AVX2__)
+#include <immintrin.h>
+#define MXB_V32 1
+/* The same on AVX2, four vectors of 8 per block: masks as vectors, the clamp as min / max
+ * with +-maxs, NaN / inf lanes blended back to x. */
+typedef struct {
+    __m256i lo, hi, fl, mx, add;
+} mxb_vk;
+
+MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
+{
+    mxb_vk k;
+    int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
+    k.lo = _mm256_set1_epi32(lo * (1 << 23));
+    k.hi = _mm256_set1_epi32(hi * (1 << 23));
+    k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
+    k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
+    k.add = _mm256_set1_epi32((23 - c->mbits) * (1 << 23));
+    return k;
+}
+
+MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
+{
+    const __m256i fexp = _mm256_set1_epi32(0x7f800000), smask = _mm256_set1_epi32((int)0x80000000u);
+    __m256 xv[4];
+    __m256i f[4], sp[4], m = _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+        xv[j] = _mm256_loadu_ps(x + 8 * j);
+        f[j] = _mm256_and_si256(_mm256_castps_si256(xv[j]), fexp);
+        sp[j] = _mm256_cmpeq_epi32(f[j], fexp);
+        m = _mm256_max_epu32(m, _mm256_andnot_si256(sp[j], f[j]));   /* NaN / inf: 0 */
+    }
+    m = _mm256_max_epu32(m, _mm256_permute2x128_si256(m, m, 1));
+    m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
+    m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
+    /* fields are below 2^31: signed compares */
+    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(k->lo, m), _mm256_cmpgt_epi32(m, k->hi));
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    if (!is_int8) {
+        __m256i floor = _mm256_add_epi32(m, k->fl);
+        __m256 maxs = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
+        __m256 nmaxs = _mm256_or_ps(maxs, _mm256_castsi256_ps(smask));
+        for (int j = 0; j < 4; j++) {
+            __m256i sg = _mm256_and_si256(_mm256_castps_si256(xv[j]), smask);
+            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(
+                _mm256_add_epi32(_mm256_max_epu32(f[j], floor), k->add), sg));
+            __m256 r = _mm256_sub_ps(_mm256_add_ps(xv[j], g), g);
+            r = _mm256_max_ps(_mm256_min_ps(r, maxs), nmaxs);
+            _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(r, xv[j], _mm256_castsi256_ps(sp[j])));
+        }
+        return 1;
+    }
+    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(mxb_i32(260u << 23)), m));
+    __m256 s64 = _mm256_castsi256_ps(_mm256_sub_epi32(m, _mm256_set1_epi32(6 << 23)));
+    const __m256 sgn = _mm256_castsi256_ps(smask);
+    for (int j = 0; j < 4; j++) {
+        __m256 t = _mm256_mul_ps(xv[j], a);
+        __m256 at = _mm256_andnot_ps(sgn, t);
+        __m256 tr = _mm256_round_ps(at, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        /* half away from zero: up when the (exact) fraction is >= 0.5 */
+        __m256 up = _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(at, tr), _mm256_set1_ps(0.5f),
+                                                _CMP_GE_OQ), _mm256_set1_ps(1.0f));
+        __m256 q = _mm256_or_ps(_mm256_add_ps(tr, up), _mm256_and_ps(t, sgn));
+        q = _mm256_min_ps(q, _mm256_set1_ps(127.0f));   /* |q| <= 128 */
+        _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(_mm256_mul_ps(q, s64), xv[j],
+                                                     _mm256_castsi256_ps(sp[j])));
+    }
     return 1;
 }
 #endif
