@@ -282,54 +282,95 @@ MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
     return k;
 }
 
-/* 1 when the block at x was done; 0: it is outside the fast range */
-MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
+/* One vector of 16 elements (exponent fields f, k: not NaN / inf) of the block whose field
+ * M is in every lane of m, to y. */
+MXB_INLINE void mxb_v_vec(float *y, __m512 xv, __m512i f, __mmask16 kk, __m512i m, int is_int8,
+                          const mxb_vk *k)
 {
-    const __m512i fexp = _mm512_set1_epi32(0x7f800000), smask = _mm512_set1_epi32((int)0x80000000u);
-    __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-    __m512i u0 = _mm512_castps_si512(x0), u1 = _mm512_castps_si512(x1);
-    __m512i f0 = _mm512_and_si512(u0, fexp), f1 = _mm512_and_si512(u1, fexp);
-    __mmask16 k0 = _mm512_cmpneq_epi32_mask(f0, fexp), k1 = _mm512_cmpneq_epi32_mask(f1, fexp);
-    __m512i m = _mm512_maskz_mov_epi32(k0, f0);
-    m = mxb_v_hmax(_mm512_mask_max_epu32(m, k1, m, f1));   /* NaN / inf do not count */
-    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span) != 0) return 0;
+    const __m512i smask = _mm512_set1_epi32((int)0x80000000u);
     if (!is_int8) {
         __m512i floor = _mm512_add_epi32(m, k->fl);
         __m512 maxs = _mm512_castsi512_ps(_mm512_add_epi32(m, k->mx));
         /* magic = (max(f, floor) + add) | sign of x (0xf8: A | (B & C)) */
-        __m512 g0 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-            _mm512_add_epi32(_mm512_max_epu32(f0, floor), k->add), u0, smask, 0xf8));
-        __m512 g1 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-            _mm512_add_epi32(_mm512_max_epu32(f1, floor), k->add), u1, smask, 0xf8));
-        __m512 r0 = _mm512_sub_ps(_mm512_add_ps(x0, g0), g0);
-        __m512 r1 = _mm512_sub_ps(_mm512_add_ps(x1, g1), g1);
-        _mm512_storeu_ps(y, _mm512_mask_range_ps(x0, k0, r0, maxs, 0x2));
-        _mm512_storeu_ps(y + 16, _mm512_mask_range_ps(x1, k1, r1, maxs, 0x2));
-        return 1;
+        __m512 g = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+            _mm512_add_epi32(_mm512_max_epu32(f, floor), k->add), _mm512_castps_si512(xv), smask,
+            0xf8));
+        __m512 r = _mm512_sub_ps(_mm512_add_ps(xv, g), g);
+        _mm512_storeu_ps(y, _mm512_mask_range_ps(xv, kk, r, maxs, 0x2));
+        return;
     }
     __m512 a = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(mxb_i32(260u << 23)), m));
     __m512 s64 = _mm512_castsi512_ps(_mm512_sub_epi32(m, _mm512_set1_epi32(6 << 23)));
-    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
-    const __m512 top = _mm512_set1_ps(127.0f);
-    __m512 t0 = _mm512_mul_ps(x0, a), t1 = _mm512_mul_ps(x1, a);
-    __m512 a0 = _mm512_abs_ps(t0), a1 = _mm512_abs_ps(t1);
-    __m512 tr0 = _mm512_roundscale_ps(a0, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    __m512 tr1 = _mm512_roundscale_ps(a1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m512 t = _mm512_mul_ps(xv, a), at = _mm512_abs_ps(t);
+    __m512 tr = _mm512_roundscale_ps(at, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     /* half away from zero: up when the (exact) fraction is >= 0.5 */
-    __mmask16 up0 = _mm512_cmp_ps_mask(_mm512_sub_ps(a0, tr0), half, _CMP_GE_OQ);
-    __mmask16 up1 = _mm512_cmp_ps_mask(_mm512_sub_ps(a1, tr1), half, _CMP_GE_OQ);
-    __m512 g0 = _mm512_mask_add_ps(tr0, up0, tr0, one), g1 = _mm512_mask_add_ps(tr1, up1, tr1, one);
+    __mmask16 up = _mm512_cmp_ps_mask(_mm512_sub_ps(at, tr), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+    __m512 g = _mm512_mask_add_ps(tr, up, tr, _mm512_set1_ps(1.0f));
     /* the sign of t back (a zero keeps it), then at most 127 (|q| <= 128) */
-    __m512 q0 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g0),
-                                                              _mm512_castps_si512(t0), smask, 0xf8));
-    __m512 q1 = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g1),
-                                                              _mm512_castps_si512(t1), smask, 0xf8));
-    q0 = _mm512_min_ps(q0, top);
-    q1 = _mm512_min_ps(q1, top);
-    _mm512_storeu_ps(y, _mm512_mask_mul_ps(x0, k0, q0, s64));
-    _mm512_storeu_ps(y + 16, _mm512_mask_mul_ps(x1, k1, q1, s64));
+    __m512 q = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g),
+                                                             _mm512_castps_si512(t), smask, 0xf8));
+    q = _mm512_min_ps(q, _mm512_set1_ps(127.0f));
+    _mm512_storeu_ps(y, _mm512_mask_mul_ps(xv, kk, q, s64));
+}
+
+/* Two vectors' exponent fields and not-NaN/inf masks; their lane-wise largest field (NaN / inf
+ * not counting) */
+MXB_INLINE __m512i mxb_v_pre(const float *x, __m512 *x0, __m512 *x1, __m512i *f0, __m512i *f1,
+                             __mmask16 *k0, __mmask16 *k1)
+{
+    const __m512i fexp = _mm512_set1_epi32(0x7f800000);
+    *x0 = _mm512_loadu_ps(x);
+    *x1 = _mm512_loadu_ps(x + 16);
+    *f0 = _mm512_and_si512(_mm512_castps_si512(*x0), fexp);
+    *f1 = _mm512_and_si512(_mm512_castps_si512(*x1), fexp);
+    *k0 = _mm512_cmpneq_epi32_mask(*f0, fexp);
+    *k1 = _mm512_cmpneq_epi32_mask(*f1, fexp);
+    __m512i m = _mm512_maskz_mov_epi32(*k0, *f0);
+    return _mm512_mask_max_epu32(m, *k1, m, *f1);
+}
+
+MXB_INLINE int mxb_v_bad(__m512i m, const mxb_vk *k)
+{
+    return _mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span) != 0;
+}
+
+/* 1 when the block at x was done; 0: it is outside the fast range */
+MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
+{
+    __m512 x0, x1;
+    __m512i f0, f1;
+    __mmask16 k0, k1;
+    __m512i m = mxb_v_hmax(mxb_v_pre(x, &x0, &x1, &f0, &f1, &k0, &k1));
+    if (mxb_v_bad(m, k)) return 0;
+    mxb_v_vec(y, x0, f0, k0, m, is_int8, k);
+    mxb_v_vec(y + 16, x1, f1, k1, m, is_int8, k);
     return 1;
 }
+
+/* Two blocks, their maxima reduced together (lanes 0-7: the first block, 8-15: the second);
+ * 0 when either is outside the fast range (nothing written). */
+MXB_INLINE int mxb_v_block64(const float *x, float *y, int is_int8, const mxb_vk *k)
+{
+    __m512 x0, x1, x2, x3;
+    __m512i f0, f1, f2, f3;
+    __mmask16 k0, k1, k2, k3;
+    __m512i ma = mxb_v_pre(x, &x0, &x1, &f0, &f1, &k0, &k1);
+    __m512i mb = mxb_v_pre(x + 32, &x2, &x3, &f2, &f3, &k2, &k3);
+    __m512i t = _mm512_max_epu32(_mm512_shuffle_i32x4(ma, mb, 0x44),
+                                 _mm512_shuffle_i32x4(ma, mb, 0xee));
+    t = _mm512_max_epu32(t, _mm512_shuffle_i32x4(t, t, 0xb1));
+    t = _mm512_max_epu32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0x4e));
+    t = _mm512_max_epu32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xb1));
+    if (mxb_v_bad(t, k)) return 0;
+    ma = _mm512_shuffle_i32x4(t, t, 0x00);
+    mb = _mm512_shuffle_i32x4(t, t, 0xaa);
+    mxb_v_vec(y, x0, f0, k0, ma, is_int8, k);
+    mxb_v_vec(y + 16, x1, f1, k1, ma, is_int8, k);
+    mxb_v_vec(y + 32, x2, f2, k2, mb, is_int8, k);
+    mxb_v_vec(y + 48, x3, f3, k3, mb, is_int8, k);
+    return 1;
+}
+#define MXB_V64 1
 #elif defined(__AVX2__)
 #include <immintrin.h>
 #define MXB_V32 1
@@ -411,6 +452,14 @@ static void mxb_rows(const float *x, float *y, size_t len, const qk_mxbfp *c)
         mxb_vk k = mxb_v_consts(i8, c);
         size_t r = 0;
         for (; len - r >= 32; r += 32) {
+#if defined(MXB_V64)
+            /* pairs of blocks; a pair holding a slow block goes one block at a time */
+            if (len - r >= 64 &&
+                (i8 ? mxb_v_block64(x + r, y + r, 1, &k) : mxb_v_block64(x + r, y + r, 0, &k))) {
+                r += 32;
+                continue;
+            }
+#endif
             if (i8 ? mxb_v_block32(x + r, y + r, 1, &k) : mxb_v_block32(x + r, y + r, 0, &k))
                 continue;
             if (i8) mxb_block(x + r, y + r, 32, 1, QK_MX_INT8, 0, 0, c);
