@@ -434,8 +434,68 @@ def case_mx(n, element_dtype, use_out=True):
                           block_size=32)
     if sess is not None:
         peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    # the bar: within 3x of qsimd's per-tensor f32 -> u8 quantization of the same tensor
+    qout = np.empty(shape, np.uint8)
+    peers["Q per-tensor"] = lambda: qsimd.quantize_linear(x, np.float32(0.05), np.uint8(0), out=qout,  # noqa: E731
+                                                          num_threads=1)
     size = int(np.prod(shape))
     return ours, peers, floor_fn(4 * size, 4 * size), size
+
+
+def _quark_qdq_session(op, in_code, out_code, n, scale, zp):
+    """Quark's ExtendedQuantizeLinear / ExtendedDequantizeLinear with constant parameters."""
+    if not _QUARK_LIB or ort is None:
+        return None
+    inits = [onnx.numpy_helper.from_array(np.asarray(scale, np.float32), "s"),
+             onnx.numpy_helper.from_array(np.asarray(zp), "z")]
+    node = helper.make_node(op, ["x", "s", "z"], ["y"], domain="com.amd.quark", axis=0)
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", in_code, [n])],
+                              [helper.make_tensor_value_info("y", out_code, [n])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.amd.quark", 1)])
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(_QUARK_LIB)
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def case_quark_q(n, out_name, use_out=True):
+    """AMD Quark's ExtendedQuantizeLinear float32 -> int32 / bfloat16 (per-tensor, zero point
+    0); the onnxruntime column is Quark's own op when --quark builds it."""
+    x = (np.random.default_rng(5).standard_normal(n) * 4).astype(np.float32)
+    ydt = np.dtype(getattr(ml_dtypes, out_name, None) or out_name)
+    scale, zp = np.float32(0.05), np.zeros((), ydt)
+    out = np.empty(n, ydt)
+    kw = {"out": out} if use_out else {}
+    ours = lambda: qsimd.quark.extended_quantize_linear(x, scale, zp, **kw)  # noqa: E731
+    peers = {}
+    code = {"int32": TensorProto.INT32, "bfloat16": TensorProto.BFLOAT16}[out_name] if ort else None
+    sess = _quark_qdq_session("ExtendedQuantizeLinear", TensorProto.FLOAT, code, n, scale, zp) \
+        if ort else None
+    if sess is not None and out_name == "bfloat16":
+        # onnxruntime cannot hand bfloat16 results to NumPy: an OrtValue it allocates per run
+        io = sess.io_binding()
+        io.bind_cpu_input("x", x)
+        io.bind_output("y", "cpu")
+        peers["onnxruntime"] = lambda: sess.run_with_iobinding(io)
+    elif sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    return ours, peers, floor_fn(4 * n, n * ydt.itemsize), n
+
+
+def case_quark_dq_i32(n, use_out=True):
+    """AMD Quark's ExtendedDequantizeLinear int32 -> float32 (per-tensor, zero point 3)."""
+    x = np.random.default_rng(6).integers(-(1 << 20), 1 << 20, n).astype(np.int32)
+    scale, zp = np.float32(0.05), np.int32(3)
+    out = np.empty(n, np.float32)
+    kw = {"out": out} if use_out else {}
+    ours = lambda: qsimd.quark.extended_dequantize_linear(x, scale, zp, **kw)  # noqa: E731
+    peers = {}
+    sess = _quark_qdq_session("ExtendedDequantizeLinear", TensorProto.INT32, TensorProto.FLOAT, n,
+                              scale, zp) if ort else None
+    if sess is not None:
+        peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
+    return ours, peers, floor_fn(4 * n, 4 * n), n
 
 
 CASES = {
@@ -463,6 +523,9 @@ CASES = {
     "mx_e4m3": ("Quark MX fake-quantize fp8_e4m3 (block 32)", lambda n, o: case_mx(n, "fp8_e4m3", o)),
     "mx_f4": ("Quark MX fake-quantize fp4_e2m1 (block 32)", lambda n, o: case_mx(n, "fp4_e2m1", o)),
     "mx_i8": ("Quark MX fake-quantize int8 (block 32)", lambda n, o: case_mx(n, "int8", o)),
+    "quark_q_i32": ("Quark ExtendedQuantizeLinear f32->int32", lambda n, o: case_quark_q(n, "int32", o)),
+    "quark_q_bf16": ("Quark ExtendedQuantizeLinear f32->bfloat16", lambda n, o: case_quark_q(n, "bfloat16", o)),
+    "quark_dq_i32": ("Quark ExtendedDequantizeLinear int32->f32", lambda n, o: case_quark_dq_i32(n, o)),
 }
 PEERS = ("numpy", "onnxruntime", "torch", "Q per-tensor")
 

@@ -378,6 +378,7 @@ static inline vi qv_load6(const unsigned char *x)
 }
 
 #include "x86_fp8.h"
+#include "x86_quark.h"
 #include "x86_template.h"
 
 QT_TABLE(qk_avx2_table, "avx2");

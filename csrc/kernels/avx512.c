@@ -374,6 +374,7 @@ static inline vi qv_load6(const unsigned char *x)
 }
 
 #include "x86_fp8.h"
+#include "x86_quark.h"
 #include "x86_template.h"
 
 QT_TABLE(QK_AVX512_TABLE, "avx512");

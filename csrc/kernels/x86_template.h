@@ -1088,11 +1088,15 @@ QT_DFN(QK_D_P2, QK_O_F16)
 #ifndef QT_FP_DROWS
 #define QT_FP_DROWS
 #endif
+#ifndef QT_B32_DROW   /* x86_quark.h: int32 / uint32 dequantization */
+#define QT_B32_DROW { NULL, NULL, NULL }
+#endif
 
 #define QT_DROW(dk) { QT_N(d_##dk##_QK_O_F32), QT_F16(QT_N(d_##dk##_QK_O_F16)), \
                          QT_N(d_##dk##_QK_O_BF16) }
 
-/* The table; float64 quotients (int32 x) and 32-bit dequantization stay with scalar.c. */
+/* The table; float64 quotients (int32 x) stay with scalar.c, 32-bit dequantization too
+ * unless x86_quark.h sets QT_B32_DROW. */
 #define QT_TABLE(sym, name)                                                                  \
     const qk_table sym = {                                                                   \
         name,                                                                                \
@@ -1108,7 +1112,7 @@ QT_DFN(QK_D_P2, QK_O_F16)
         },                                                                                   \
         {                                                                                    \
             QT_DROW(QK_D_B8), QT_DROW(QK_D_B16), QT_DROW(QK_D_P4), QT_DROW(QK_D_P2),         \
-            { NULL, NULL, NULL },                                                            \
+            QT_B32_DROW,                                                                     \
             QT_FP_DROWS                                                                      \
         },                                                                                   \
         QT_N(minmax),                                                                        \

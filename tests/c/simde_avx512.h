@@ -168,4 +168,64 @@ static inline simde__m512i qsd_mm512_maskz_loadu_epi32(uint16_t k, const void *p
 #undef _mm512_madd_epi16
 #define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
 
+/* double conversions SIMDe lacks (csrc/kernels/x86_quark.h), from native 256-bit halves */
+static inline simde__m512d qsd_join_pd(__m256d lo, __m256d hi)
+{
+    double r[8];
+    _mm256_storeu_pd(r, lo);
+    _mm256_storeu_pd(r + 4, hi);
+    return simde_mm512_loadu_pd(r);
+}
+#define QSD_SPLIT_PD(a, lo, hi)                                         \
+    double qsd_d_[8];                                                   \
+    simde_mm512_storeu_pd(qsd_d_, (a));                                 \
+    __m256d lo = _mm256_loadu_pd(qsd_d_), hi = _mm256_loadu_pd(qsd_d_ + 4)
+static inline simde__m512d qsd_mm512_cvtps_pd(simde__m256 a)
+{
+    float f[8];
+    simde_mm256_storeu_ps(f, a);
+    return qsd_join_pd(_mm256_cvtps_pd(_mm_loadu_ps(f)), _mm256_cvtps_pd(_mm_loadu_ps(f + 4)));
+}
+static inline simde__m512d qsd_mm512_cvtepi32_pd(simde__m256i a)
+{
+    int32_t v[8];
+    simde_mm256_storeu_si256(v, a);
+    return qsd_join_pd(_mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)v)),
+                       _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(v + 4))));
+}
+static inline simde__m256i qsd_mm512_cvtpd_epi32(simde__m512d a)
+{
+    int32_t v[8];
+    QSD_SPLIT_PD(a, lo, hi);
+    _mm_storeu_si128((__m128i *)v, _mm256_cvtpd_epi32(lo));
+    _mm_storeu_si128((__m128i *)(v + 4), _mm256_cvtpd_epi32(hi));
+    return simde_mm256_loadu_si256(v);
+}
+static inline simde__m256 qsd_mm512_cvtpd_ps(simde__m512d a)
+{
+    float f[8];
+    QSD_SPLIT_PD(a, lo, hi);
+    _mm_storeu_ps(f, _mm256_cvtpd_ps(lo));
+    _mm_storeu_ps(f + 4, _mm256_cvtpd_ps(hi));
+    return simde_mm256_loadu_ps(f);
+}
+/* rounding to an integer (scale 0), the mode from imm's low bits as _mm256_round_pd's */
+static inline simde__m512d qsd_mm512_roundscale_pd(simde__m512d a, int imm)
+{
+    QSD_SPLIT_PD(a, lo, hi);
+    (void)imm;   /* only _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC is used */
+    return qsd_join_pd(_mm256_round_pd(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                       _mm256_round_pd(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#undef _mm512_cvtps_pd
+#define _mm512_cvtps_pd(a) qsd_mm512_cvtps_pd(a)
+#undef _mm512_cvtepi32_pd
+#define _mm512_cvtepi32_pd(a) qsd_mm512_cvtepi32_pd(a)
+#undef _mm512_cvtpd_epi32
+#define _mm512_cvtpd_epi32(a) qsd_mm512_cvtpd_epi32(a)
+#undef _mm512_cvtpd_ps
+#define _mm512_cvtpd_ps(a) qsd_mm512_cvtpd_ps(a)
+#undef _mm512_roundscale_pd
+#define _mm512_roundscale_pd(a, imm) qsd_mm512_roundscale_pd(a, imm)
+
 #endif

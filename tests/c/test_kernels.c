@@ -282,6 +282,8 @@ static size_t ybytes_of(int yk, unsigned phase, size_t n)
     case QK_Y_P4: case QK_Y_PE2M1: return (phase + n + 1) / 2;
     case QK_Y_P2: return (phase + n + 3) / 4;
     case QK_Y_PE2M3: case QK_Y_PE3M2: return p6_bytes(phase, n);
+    case QK_Y_B32: return 4 * n;
+    case QK_Y_F16: case QK_Y_BF16: return 2 * n;
     default: return n;   /* float8, unpacked float4 / float6 */
     }
 }
@@ -332,7 +334,22 @@ typedef struct qcase {
     size_t xoff, yoff;
     int inplace;   /* y == x (the output is never wider than the input) */
     int sat;   /* float8: saturate */
+    int u32;   /* QK_Y_B32: the uint32 range, else int32 */
 } qcase;
+
+/* A quotient aimed at float16 / bfloat16 (AMD Quark's outputs): ties between neighbours of
+ * few mantissa bits, the overflow and subnormal edges, specials, any bit pattern. */
+static float half_quotient(void)
+{
+    switch (rndn(6)) {
+    case 0: case 1:
+        return ldexpf((float)rnd_range(-4095, 4095) + 0.5f, (int)rnd_range(-40, 12));
+    case 2: return ldexpf(1.0f + rnd_unit(), (int)rnd_range(-27, 17)) * (rndn(2) ? 1 : -1);
+    case 3: return special_float();
+    case 4: return bits_f(rnd32());
+    default: return (rnd_unit() - 0.5f) * 1000.0f;
+    }
+}
 
 static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const qcase *c)
 {
@@ -346,8 +363,29 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     /* float4 zero points (added in float); the same arena, the integer ones are unused */
     float *zpf = (float *)zp;
     int fp = fp_y(c->yk), f4 = c->yk == QK_Y_E2M1 || c->yk == QK_Y_PE2M1 || c->yk >= QK_Y_E2M3;
+    int b32 = c->yk == QK_Y_B32, hq = c->yk == QK_Y_F16 || c->yk == QK_Y_BF16;
+    /* 32-bit outputs: int64 zero points and range (the int32 zero points are unused) */
+    int64_t *zp64 = b32 ? arena_place(&azp, entries * sizeof(int64_t), 1, 0) : NULL;
+    int64_t qmin64 = c->u32 ? 0 : INT32_MIN, qmax64 = c->u32 ? (int64_t)UINT32_MAX : INT32_MAX;
     for (size_t e = 0; e < entries; e++) {
         scale[e] = gen_scale(c->qk, c->scale_kind);
+        if (hq) {   /* Quark float16 / bfloat16: zero points added in float32 */
+            static const float zh[] = {0.0f, -0.0f, 0.5f, -1.5f, 3.0f, 65504.0f, -65520.0f,
+                                       1.0e-7f, -3.0e38f, 0.00048828125f};
+            zpf[e] = zh[rndn(10)];
+            scale64[e] = scale[e];
+            continue;
+        }
+        if (b32) {
+            scale64[e] = scale[e];
+            switch (rndn(5)) {
+            case 0: zp64[e] = qmin64; break;
+            case 1: zp64[e] = qmax64; break;
+            case 2: zp64[e] = 0; break;
+            default: zp64[e] = qmin64 + (int64_t)(rnd64() % (uint64_t)(qmax64 - qmin64 + 1));
+            }
+            continue;
+        }
         if (f4) {
             static const float z4[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -3.0f, 6.0f, -6.0f,
                                        7.5f, -28.0f, 0.125f, -0.0625f};
@@ -368,12 +406,15 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
                                    : arena_place(&ax, n * xs + c->xoff, 0, c->xoff);
     for (size_t i = 0; i < n; i++) {
         size_t e = i / blk;
-        int32_t z = c->zp_null ? 0 : zp[e];
+        int64_t z = c->zp_null || hq ? 0 : b32 ? zp64[e] : zp[e];
         float s = scale[e];
         if (!(s != 0.0f && fabsf(s) < INFINITY)) s = 1.0f;   /* keep x meaningful */
         /* int64: for 32-bit outputs qmin - z overflows int */
-        float lo = (float)((int64_t)c->ty.qmin - z), hi = (float)((int64_t)c->ty.qmax - z);
-        if (fp)
+        float lo = (float)((b32 ? qmin64 : c->ty.qmin) - z);
+        float hi = (float)((b32 ? qmax64 : c->ty.qmax) - z);
+        if (hq)
+            store_x(c->xk, x, i, half_quotient() * s, adversarial_i32(s, -70000.0f, 70000.0f));
+        else if (fp)
             store_x(c->xk, x, i, fp_quotient(fp_format(c->yk)) * s, adversarial_i32(s, lo, hi));
         else
             store_x(c->xk, x, i, adversarial_x(s, lo, hi), adversarial_i32(s, lo, hi));
@@ -409,8 +450,11 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     p.scale = scale;
     p.scale64 = scale64;
     p.rscale = recip ? rscale : NULL;
-    p.zp = c->zp_null || fp ? NULL : zp;
-    p.zpf = f4 && !c->zp_null ? zpf : NULL;
+    p.zp = c->zp_null || fp || b32 || hq ? NULL : zp;
+    p.zpf = (f4 || hq) && !c->zp_null ? zpf : NULL;
+    p.zp64 = b32 && !c->zp_null ? zp64 : NULL;
+    p.qmin64 = qmin64;
+    p.qmax64 = qmax64;
     p.saturate = c->sat;
     p.blk = c->blk;
     p.qmin = c->ty.qmin;
@@ -438,7 +482,8 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
                    "scalar %02x simd %02x (element ~%zu)",
                    n, c->blk, c->ty.qmin, c->ty.qmax, c->zp_null ? "none" : "set", c->sat,
                    c->phase, c->xoff, c->yoff, (ptrdiff_t)i - (ptrdiff_t)G, r1[i], r2[i],
-                   c->yk == QK_Y_B16 ? off / 2 : c->yk == QK_Y_P4 || c->yk == QK_Y_PE2M1
+                   c->yk == QK_Y_B32 ? off / 4 : c->yk == QK_Y_B16 || c->yk == QK_Y_F16 ||
+                   c->yk == QK_Y_BF16 ? off / 2 : c->yk == QK_Y_P4 || c->yk == QK_Y_PE2M1
                    ? off * 2 : c->yk == QK_Y_P2 ? off * 4 : off);
             break;
         }
@@ -487,7 +532,8 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
     size_t nt;
     const qtype *types = types_for(yk, &nt);
     unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 || p6_y(yk) ? 4 : 1;
-    size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2, ys = yk == QK_Y_B16 ? 2 : 1;
+    size_t xs = (xk == QK_X_F32 || xk == QK_X_I32) ? 4 : 2;
+    size_t ys = yk == QK_Y_B32 ? 4 : yk == QK_Y_B16 || yk == QK_Y_F16 || yk == QK_Y_BF16 ? 2 : 1;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
     for (size_t n = 0; n <= maxn; n++) {
@@ -508,6 +554,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.inplace = rndn(8) == 0 && yk != QK_Y_PE2M1 && !p6_y(yk);
             c.yoff = shift(rndn(4), c.inplace ? xs : ys);   /* in place: y holds x first */
             c.sat = (int)(k & 1);
+            c.u32 = (int)((k >> 1) & 1);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -530,6 +577,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             c.xoff = (size_t)(k % 4) * xs;
             c.yoff = shift((size_t)(k % 3), ys);
             c.sat = (int)((k >> 2) & 1);
+            c.u32 = (int)((k >> 3) & 1);
             run_quant(tname, fn, ref, &c);
             k++;
         }
@@ -575,6 +623,12 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
     unsigned cb = c->dk == QK_D_B8 ? c->bits : c->dk == QK_D_B16 ? 16 : c->dk == QK_D_P2 ? 2
                 : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? 4 : 8;   /* float kinds: any byte */
+    /* int32 / uint32: int64 zero points (the int32 ones unused) */
+    int b32 = c->dk == QK_D_B32;
+    int64_t *zp64 = b32 ? arena_place(&asc64, entries * sizeof(int64_t), 1, 0) : NULL;
+    int64_t min64 = c->is_signed ? INT32_MIN : 0;
+    int64_t max64 = c->is_signed ? INT32_MAX : (int64_t)UINT32_MAX;
+    if (b32) cb = 8;
     int32_t cmin = c->is_signed ? -(1 << (cb - 1)) : 0;
     int32_t cmax = c->is_signed ? (1 << (cb - 1)) - 1 : (int32_t)((1u << cb) - 1);
     for (size_t e = 0; e < entries; e++) {
@@ -585,14 +639,34 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
         case 2: zp[e] = 0; break;
         default: zp[e] = (int32_t)rnd_range(cmin, cmax);
         }
+        if (b32) {
+            switch (rndn(5)) {
+            case 0: zp64[e] = min64; break;
+            case 1: zp64[e] = max64; break;
+            case 2: zp64[e] = 0; break;
+            default: zp64[e] = min64 + (int64_t)(rnd64() % (uint64_t)(max64 - min64 + 1));
+            }
+        }
     }
-    size_t xb = c->dk == QK_D_B16 || c->dk == QK_D_F16 || c->dk == QK_D_BF16 ? 2 * n
+    size_t xb = b32 ? 4 * n : c->dk == QK_D_B16 || c->dk == QK_D_F16 || c->dk == QK_D_BF16 ? 2 * n
               : c->dk == QK_D_P4 || c->dk == QK_D_PE2M1 ? (c->phase + n + 1) / 2
               : c->dk == QK_D_P2 ? (c->phase + n + 3) / 4
               : p6_d(c->dk) ? p6_bytes(c->phase, n) : n;
     unsigned char *x = c->x_at_end ? arena_place(&ax, xb, 1, 0)
                                    : arena_place(&ax, xb + c->xoff, 0, c->xoff);
     for (size_t i = 0; i < xb; i++) x[i] = (unsigned char)rnd32();   /* high bits included */
+    for (size_t i = 0; b32 && i < n; i++) {   /* also codes near the zero point and the ends */
+        static const uint32_t sp[] = {0u, 1u, 0x7fffffffu, 0x80000000u, 0xffffffffu,
+                                      0x01000001u, 0xfeffffffu};
+        int64_t z = c->zp_null ? 0 : zp64[i / (c->blk ? c->blk : 1)];
+        uint32_t v;
+        switch (rndn(4)) {
+        case 0: v = (uint32_t)(z + rnd_range(-100000, 100000)); break;
+        case 1: v = sp[rndn(7)]; break;
+        default: continue;
+        }
+        memcpy(x + 4 * i, &v, 4);
+    }
 
     size_t os = c->ok == QK_O_F32 ? 4 : c->ok == QK_O_E8M0 ? 1 : 2, yb = n * os;
     const size_t G = 16;
@@ -606,7 +680,8 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     qk_dparams p;
     memset(&p, 0, sizeof p);
     p.scale = scale;
-    p.zp = c->zp_null ? NULL : zp;
+    p.zp = c->zp_null || b32 ? NULL : zp;
+    p.zp64 = c->zp_null ? NULL : zp64;
     if (c->dk >= QK_D_E2M3 || c->dk == QK_D_F16 || c->dk == QK_D_BF16) {
         /* float6 and Quark float16 / bfloat16: zero points subtracted in float */
         static const float z6[] = {0.0f, -0.0f, 0.5f, -1.5f, 7.5f, -28.0f, 0.0625f,
@@ -649,7 +724,7 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
     qk_dequant_fn fn = t->dequant[dk][ok], ref = qk_scalar_table.dequant[dk][ok];
     unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 || p6_d(dk) ? 4 : 1;
     static const unsigned b8bits[] = {8, 4, 2};
-    size_t xs = dk == QK_D_B16 || dk == QK_D_F16 || dk == QK_D_BF16 ? 2 : 1;
+    size_t xs = dk == QK_D_B32 ? 4 : dk == QK_D_B16 || dk == QK_D_F16 || dk == QK_D_BF16 ? 2 : 1;
     size_t os = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
     size_t maxn = quick ? 100 : 300;
     long k = 0;
