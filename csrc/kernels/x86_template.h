@@ -1022,12 +1022,226 @@ static void QT_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     static void QT_N(d_##dk##_##ok)(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qt_deq_run(dk, ok, x, y, n, p); }
 
+#define QT_QFN_B(xk, qk) QT_QFN(xk, qk, QK_Y_B8) QT_QFN(xk, qk, QK_Y_B16)
+
+/* Fused: float32 x with every output kind, and the byte outputs of the other rows a call
+ * reaches without precision= (CONTRACT.md rule 1: the operands' own quotient precision). */
 QT_QFN_Y(QK_X_F32, QK_Q_F32)
-QT_QFN_Y(QK_X_F32, QK_Q_BF16)
-QT_QFN_Y(QK_X_BF16, QK_Q_F32)
-QT_QFN_Y(QK_X_BF16, QK_Q_BF16)
-QT_QFN_Y(QK_X_I32, QK_Q_F32)
-QT_QFN_Y(QK_X_I32, QK_Q_BF16)
+QT_QFN_B(QK_X_BF16, QK_Q_F32)
+QT_QFN_B(QK_X_BF16, QK_Q_BF16)
+#if QV_HAVE_F16C
+QT_QFN_B(QK_X_F16, QK_Q_F32)
+QT_QFN_B(QK_X_F16, QK_Q_F16)
+#endif
+
+/* ---- staged rows ----
+ * The rarer rows run in chunks of QT_CH elements through a buffer that stays in L1, then
+ * through a fused entry:
+ * - packed 4-/2-bit outputs of the natural rows: the row's byte entry (codes masked to the
+ *   field) into the buffer, then packed (qt_pack);
+ * - rows only precision= reaches: the quotients of rule 1 into a float32 buffer (qt_quotients:
+ *   the operands cast to the precision, a correctly rounded float32 division, the quotient
+ *   rounded to the precision), then the float32 row with every scale 1: q / 1 is q exactly,
+ *   so its clamp, rounding and zero point see the same quotient as scalar.c. */
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_NOINLINE static __declspec(noinline)
+#else
+#define QT_NOINLINE static __attribute__((noinline))
+#endif
+
+#ifndef QT_CH
+#define QT_CH 1024   /* elements per chunk: a multiple of 4 * QV_W */
+#endif
+
+/* Length of the chunk starting at a: whole entries when they fit (a run starts on an entry
+ * boundary, so then does every chunk), else the rest of a's entry, at most QT_CH. */
+QT_INLINE size_t qt_chunk(size_t a, size_t n, size_t blk)
+{
+    size_t m = blk <= QT_CH ? QT_CH / blk * blk : blk - a % blk;
+    m = m < QT_CH ? m : QT_CH;
+    return n - a < m ? n - a : m;
+}
+
+/* Parameters of the chunk from a on as a run of its own (blk stays: a chunk inside one entry
+ * is shorter than blk, so a single entry). */
+QT_INLINE void qt_chunk_params(qk_qparams *c, const qk_qparams *p, size_t a, size_t blk)
+{
+    size_t e = a / blk;
+    *c = *p;
+    c->scale = p->scale + e;
+    c->rscale = p->rscale ? p->rscale + e : NULL;
+    c->zp = p->zp ? p->zp + e : NULL;
+    c->phase = 0;
+    c->stream = 0;
+}
+
+/* m codes (each within its field) to packed data from slot `slot` of y on; the bytes shared
+ * with elements outside are read-modify-written. */
+QT_NOINLINE void qt_pack(int yk, const unsigned char *c, unsigned char *y, size_t slot,
+                         size_t m)
+{
+    unsigned per = yk == QK_Y_P4 ? 2u : 4u;
+    size_t i = 0;
+    for (; i < m && (slot + i) % per; i++) qt_put_packed(yk, y, slot + i, c[i]);
+    unsigned char *o = y + (slot + i) / per;
+    /* as qx_pack4 / qx_pack2 (x86_bytes.h), 4 QV_W codes at a time */
+    if (yk == QK_Y_P4) {
+        for (; m - i >= 4 * QV_W; i += 4 * QV_W, o += 2 * QV_W) {
+#if QV_W == 16
+            __m512i w = _mm512_maddubs_epi16(_mm512_loadu_si512(c + i), _mm512_set1_epi16(0x1001));
+            _mm256_storeu_si256((__m256i *)o, _mm512_cvtepi16_epi8(w));
+#elif QV_W == 8
+            __m256i w = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(c + i)),
+                                             _mm256_set1_epi16(0x1001));
+            w = _mm256_permute4x64_epi64(_mm256_packus_epi16(w, w), 0x08);
+            _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(w));
+#else
+            _mm_storel_epi64((__m128i *)o, qx_pack4(_mm_loadu_si128((const __m128i *)(c + i))));
+#endif
+        }
+    } else {
+        for (; m - i >= 4 * QV_W; i += 4 * QV_W, o += QV_W) {
+#if QV_W == 16
+            __m512i w = _mm512_maddubs_epi16(_mm512_loadu_si512(c + i), _mm512_set1_epi16(0x0401));
+            w = _mm512_madd_epi16(w, _mm512_set1_epi32(0x00100001));
+            _mm_storeu_si128((__m128i *)o, _mm512_cvtepi32_epi8(w));
+#elif QV_W == 8
+            __m256i w = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(c + i)),
+                                             _mm256_set1_epi16(0x0401));
+            w = _mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001));
+            w = _mm256_packus_epi16(_mm256_packs_epi32(w, w), w);   /* 4 bytes per lane */
+            w = _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64((__m128i *)o, _mm256_castsi256_si128(w));
+#else
+            qx_store32(o, qx_pack2(_mm_loadu_si128((const __m128i *)(c + i))));
+#endif
+        }
+    }
+    for (; i < m; i++) qt_put_packed(yk, y, slot + i, c[i]);
+}
+
+/* A packed output through the row's byte entry b8. */
+QT_NOINLINE void qt_pack_staged(qk_quant_fn b8, int yk, size_t xs, const void *xv, void *y,
+                                size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    size_t blk = p->blk ? p->blk : 1;
+    unsigned char buf[QT_CH];
+    qk_qparams c;
+    for (size_t a = 0, m; a < n; a += m) {
+        m = qt_chunk(a, n, blk);
+        qt_chunk_params(&c, p, a, blk);
+        c.mask = yk == QK_Y_P4 ? 0x0fu : 0x03u;
+        b8(x + a * xs, buf, m, &c);
+        qt_pack(yk, buf, (unsigned char *)y, p->phase + a, m);
+    }
+}
+
+/* One vector of quotients of precision qk (CONTRACT.md rule 1, as scalar.c): x widened,
+ * rounded to the precision, divided by s (already in it), rounded again. */
+QT_INLINE vf qt_quot1(int xk, int qk, const void *x, vf s)
+{
+    vf v = qv_load_x(xk, x);
+#if QV_HAVE_F16C
+    if (qk == QK_Q_F16 && xk != QK_X_F16) v = qv_round_f16(v);
+#endif
+    if (qk == QK_Q_BF16 && xk != QK_X_BF16) v = qv_round_bf16(v);
+    return qt_qround(qk, qv_div(v, s));
+}
+
+/* q[0, m) = the quotients of x[0, m) by the scales: s[0] for all (bc), else s[i]. q and s
+ * have room for a partial last vector, whose padding lanes get quotients of 0 / s. */
+QT_INLINE void qt_quots(int xk, int qk, int bc, const char *x, float *q, const float *s,
+                        size_t m)
+{
+    size_t xs = qt_xsize(xk), i = 0;
+    vf sv = qv_set1(s[0]);
+    for (; m - i >= QV_W; i += QV_W)
+        qv_storeu_f(q + i, qt_quot1(xk, qk, x + i * xs, bc ? sv : qv_loadu_f(s + i)));
+    if (i < m) {
+        unsigned char t[4 * QV_W];
+        memset(t, 0, sizeof t);
+        memcpy(t, x + i * xs, (m - i) * xs);
+        qv_storeu_f(q + i, qt_quot1(xk, qk, t, bc ? sv : qv_loadu_f(s + i)));
+    }
+}
+
+/* The (x, precision) pairs of the staged rows. */
+#define QT_QCASE(xk, qk)                                                                    \
+    case xk * QK_NQ + qk:                                                                   \
+        if (bc) qt_quots(xk, qk, 1, x, q, s, m);                                            \
+        else qt_quots(xk, qk, 0, x, q, s, m);                                               \
+        break;
+
+QT_INLINE void qt_quots_any(int xk, int qk, int bc, const char *x, float *q, const float *s,
+                            size_t m)
+{
+    switch (xk * QK_NQ + qk) {
+    QT_QCASE(QK_X_F32, QK_Q_BF16)
+    QT_QCASE(QK_X_I32, QK_Q_BF16)
+#if QV_HAVE_F16C
+    QT_QCASE(QK_X_F32, QK_Q_F16)
+    QT_QCASE(QK_X_F16, QK_Q_BF16)
+    QT_QCASE(QK_X_BF16, QK_Q_F16)
+    QT_QCASE(QK_X_I32, QK_Q_F16)
+#endif
+    default: QT_QCASE(QK_X_I32, QK_Q_F32)
+    }
+}
+
+/* A row only precision= reaches: its quotients, then f32, the float32 row of output kind
+ * yk. */
+QT_NOINLINE void qt_quot_staged(qk_quant_fn f32, int xk, int qk, int yk, const void *xv,
+                                void *yv, size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t blk = p->blk ? p->blk : 1, xs = qt_xsize(xk);
+    unsigned per = yk == QK_Y_P4 ? 2u : yk == QK_Y_P2 ? 4u : 1u;
+    float q[QT_CH + QV_W], s[QT_CH + QV_W], one[QT_CH + QV_W];
+    qk_qparams c;
+    for (size_t k = 0; k < QT_CH + QV_W; k += QV_W) qv_storeu_f(one + k, qv_set1(1.0f));
+    for (size_t a = 0, m; a < n; a += m) {
+        /* entries of 64 or more: one at a time, the scale broadcast; shorter ones expanded */
+        m = qt_chunk(a, n, blk >= 64 ? n : blk);
+        if (blk >= 64 && blk - a % blk < m) m = blk - a % blk;
+        qt_chunk_params(&c, p, a, blk);
+        int bc = blk >= 64 || blk >= m;
+        if (!bc) {
+            qt_expand_f(c.scale, blk, 0, m, s);
+            for (size_t k = m; k % QV_W; k++) s[k] = 1.0f;   /* padding lanes, never stored */
+        }
+        qt_quots_any(xk, qk, bc, x + a * xs, q, bc ? c.scale : s, m);
+        c.scale = one;
+        c.rscale = one;
+        if (per > 1) {
+            c.phase = (unsigned)((p->phase + a) % per);
+            f32(q, y + (p->phase + a) / per, m, &c);
+        } else {
+            f32(q, y + a * (yk == QK_Y_B16 ? 2u : 1u), m, &c);
+        }
+    }
+}
+
+/* Table entries of the staged rows, named as the fused ones. */
+#define QT_PFN(xk, qk, yk)                                                                  \
+    static void QT_N(q_##xk##_##qk##_##yk)(const void *x, void *y, size_t n,                \
+                                           const qk_qparams *p)                              \
+    { qt_pack_staged(QT_N(q_##xk##_##qk##_QK_Y_B8), yk, qt_xsize(xk), x, y, n, p); }
+#define QT_PFN_P(xk, qk) QT_PFN(xk, qk, QK_Y_P4) QT_PFN(xk, qk, QK_Y_P2)
+#define QT_SFN(xk, qk, yk)                                                                  \
+    static void QT_N(q_##xk##_##qk##_##yk)(const void *x, void *y, size_t n,                \
+                                           const qk_qparams *p)                              \
+    { qt_quot_staged(QT_N(q_QK_X_F32_QK_Q_F32_##yk), xk, qk, yk, x, y, n, p); }
+#define QT_SFN_Y(xk, qk) QT_SFN(xk, qk, QK_Y_B8) QT_SFN(xk, qk, QK_Y_B16) \
+    QT_SFN(xk, qk, QK_Y_P4) QT_SFN(xk, qk, QK_Y_P2)
+
+QT_PFN_P(QK_X_BF16, QK_Q_F32)
+QT_PFN_P(QK_X_BF16, QK_Q_BF16)
+QT_SFN_Y(QK_X_F32, QK_Q_BF16)
+QT_SFN_Y(QK_X_I32, QK_Q_F32)
+QT_SFN_Y(QK_X_I32, QK_Q_BF16)
 QT_DFN(QK_D_B8, QK_O_F32)
 QT_DFN(QK_D_B8, QK_O_BF16)
 QT_DFN(QK_D_B16, QK_O_F32)
@@ -1037,12 +1251,12 @@ QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_F32)
 QT_DFN(QK_D_P2, QK_O_BF16)
 #if QV_HAVE_F16C
-QT_QFN_Y(QK_X_F32, QK_Q_F16)
-QT_QFN_Y(QK_X_F16, QK_Q_F32)
-QT_QFN_Y(QK_X_F16, QK_Q_F16)
-QT_QFN_Y(QK_X_F16, QK_Q_BF16)
-QT_QFN_Y(QK_X_BF16, QK_Q_F16)
-QT_QFN_Y(QK_X_I32, QK_Q_F16)
+QT_PFN_P(QK_X_F16, QK_Q_F32)
+QT_PFN_P(QK_X_F16, QK_Q_F16)
+QT_SFN_Y(QK_X_F32, QK_Q_F16)
+QT_SFN_Y(QK_X_F16, QK_Q_BF16)
+QT_SFN_Y(QK_X_BF16, QK_Q_F16)
+QT_SFN_Y(QK_X_I32, QK_Q_F16)
 QT_DFN(QK_D_B8, QK_O_F16)
 QT_DFN(QK_D_B16, QK_O_F16)
 QT_DFN(QK_D_P4, QK_O_F16)
