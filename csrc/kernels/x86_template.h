@@ -812,15 +812,19 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
         qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i + 3 * QV_W), ya + (i + 3 * QV_W) * os,
                 s, zp);
     }
-    for (; m - i >= QV_W; i += QV_W)
-        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
-    if (i < m) {
-        if (m >= QV_W && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
-            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
-            qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
-        } else {
-            qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+    /* the last vectors; a partial one as a full vector ending at m when it may overlap
+     * (whole bytes too: m and QV_W are multiples of the per-byte count), else partial */
+    while (i < m) {
+        size_t j = i;
+        if (m - i < QV_W) {
+            if (m < QV_W || !qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+                qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+                break;
+            }
+            j = m - QV_W;
         }
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, j), ya + j * os, s, zp);
+        i = j + QV_W;
     }
 }
 
@@ -845,13 +849,14 @@ QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsi
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i < QT_EXP ? b - i : QT_EXP;
         m -= m % QV_W;
-        if (blk == 1) {
-            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m,
-                            p->scale + i, p->zp ? p->zp + i : NULL);
-        } else {
+        const float *sp = p->scale + i;
+        const int32_t *zpp = p->zp ? p->zp + i : NULL;
+        if (blk != 1) {
             qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
-            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sb, zb);
+            sp = sb;
+            zpp = zb;
         }
+        qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sp, zpp);
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
@@ -878,9 +883,7 @@ QT_INLINE void qt_deq_run2(int dk, int ok, unsigned bits, int sgn, const void *x
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
-    if (blk >= n) {
-        qt_deq_single(dk, ok, bits, sgn, x, y, 0, n, 0, n, p);
-    } else if (blk >= QV_W) {
+    if (blk >= QV_W || blk >= n) {   /* (one call site: one inlined copy) */
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
             qt_deq_single(dk, ok, bits, sgn, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
