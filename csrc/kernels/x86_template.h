@@ -410,15 +410,19 @@ QT_INLINE void qt_qvec_single_c(int xk, int qk, int yk, const char *x, unsigned 
     size_t xs = qt_xsize(xk), i = 0;
     for (; m - i >= QT_U; i += QT_U)
         qt_qstep4(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), &v, mask);
-    for (; m - i >= QV_W; i += QV_W)
-        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
-    if (i < m) {
-        if (m >= QV_W && qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
-            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
-            qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
-        } else {
-            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask, 1);
+    /* the last vectors; a partial one as a full vector ending at m when it may overlap
+     * (whole bytes too: m and QV_W are multiples of the per-byte count), else partial */
+    while (i < m) {
+        size_t j = i;
+        if (m - i < QV_W) {
+            if (m < QV_W || !qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
+                qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask, 1);
+                break;
+            }
+            j = m - QV_W;
         }
+        qv_store1(yk, y + qt_ybytes(yk, j), qt_qvec1(xk, qk, x + j * xs, &v), mask);
+        i = j + QV_W;
     }
 }
 
@@ -429,32 +433,30 @@ QT_INLINE size_t qt_yelems(int yk, size_t bytes)
                                                                               : 4 * bytes;
 }
 
-/* As qt_qvec_single_c with non-temporal stores for the cache-line-aligned middle. */
-QT_INLINE void qt_qvec_single_nt(int xk, int qk, int yk, const char *x, unsigned char *y,
-                                 size_t m, qt_qvp v, vm mask)
-{
-    size_t xs = qt_xsize(xk), line = qt_yelems(yk, QT_NT_LINE);
-    size_t i = qt_yelems(yk, (64 - ((uintptr_t)y & 63)) & 63);   /* to a line boundary */
-    union { vi v[QT_NT_LINE / sizeof(vi)]; unsigned char b[QT_NT_LINE]; } buf;
-    qt_qvec_single_c(xk, qk, yk, x, y, i, v, mask);
-    for (; m - i >= line; i += line) {
-        for (size_t k = 0; k < line; k += QT_U)
-            qt_qstep4(xk, qk, yk, x + (i + k) * xs, buf.b + qt_ybytes(yk, k), &v, mask);
-        for (size_t k = 0; k < QT_NT_LINE; k += 64)
-            qv_stream64(y + qt_ybytes(yk, i) + k, buf.b + k);
-    }
-    qt_qvec_single_c(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
-}
-
+/* m elements with one scale; with stream (and a long enough disjoint run), the
+ * cache-line-aligned middle [nt0, nt1) by non-temporal stores, the rest as usual. */
 QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned char *y,
                               size_t m, qt_qvp v, vm mask, int stream)
 {
-    size_t xb = m * qt_xsize(xk), yb = qt_ybytes(yk, m - m % 4);
+    size_t xs = qt_xsize(xk), xb = m * xs, yb = qt_ybytes(yk, m - m % 4);
+    size_t line = qt_yelems(yk, QT_NT_LINE), nt0 = m, nt1 = m, a = 0, b;
     if (stream && yb >= QT_NT_MIN && (yk != QK_Y_B16 || (uintptr_t)y % 2 == 0) &&
-        qt_disjoint(x, xb, y, yb))
-        qt_qvec_single_nt(xk, qk, yk, x, y, m, v, mask);
-    else
-        qt_qvec_single_c(xk, qk, yk, x, y, m, v, mask);
+        qt_disjoint(x, xb, y, yb)) {
+        nt0 = qt_yelems(yk, (64 - ((uintptr_t)y & 63)) & 63);   /* to a line boundary */
+        nt1 = nt0 + (m - nt0) / line * line;
+    }
+    /* one call site of qt_qvec_single_c (one inlined copy): [0, nt0), then [nt1, m) */
+    for (b = nt0;; b = m) {
+        qt_qvec_single_c(xk, qk, yk, x + a * xs, y + qt_ybytes(yk, a), b - a, v, mask);
+        if (b >= m) break;
+        union { vi v[QT_NT_LINE / sizeof(vi)]; unsigned char b[QT_NT_LINE]; } buf;
+        for (a = b; a < nt1; a += line) {
+            for (size_t k = 0; k < line; k += QT_U)
+                qt_qstep4(xk, qk, yk, x + (a + k) * xs, buf.b + qt_ybytes(yk, k), &v, mask);
+            for (size_t k = 0; k < QT_NT_LINE; k += 64)
+                qv_stream64(y + qt_ybytes(yk, a) + k, buf.b + k);
+        }
+    }
 }
 
 /* Elements [a, b) one at a time (packed: read-modify-write of their bytes). */
@@ -901,12 +903,9 @@ QT_INLINE void qt_deq_run(int dk, int ok, const void *x, void *y, size_t n, cons
         if (bits == 8) {
             if (sgn) qt_deq_run2(dk, ok, 8, 1, x, y, n, p);
             else qt_deq_run2(dk, ok, 8, 0, x, y, n, p);
-        } else if (bits == 4) {
-            if (sgn) qt_deq_run2(dk, ok, 4, 1, x, y, n, p);
-            else qt_deq_run2(dk, ok, 4, 0, x, y, n, p);
-        } else if (bits == 2) {
-            if (sgn) qt_deq_run2(dk, ok, 2, 1, x, y, n, p);
-            else qt_deq_run2(dk, ok, 2, 0, x, y, n, p);
+        } else if (bits == 4 || bits == 2) {   /* (bits not a constant: one loop for both) */
+            if (sgn) qt_deq_run2(dk, ok, bits, 1, x, y, n, p);
+            else qt_deq_run2(dk, ok, bits, 0, x, y, n, p);
         } else {
             qk_dequant_scalar(dk, ok, x, y, n, p);   /* not produced by the operators */
         }
