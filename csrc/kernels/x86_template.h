@@ -50,6 +50,13 @@
 #define QT_COLD static __attribute__((noinline, cold))
 #endif
 
+/* Shared helpers that are not rare but not worth a copy in every table entry either. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_NOINLINE static __declspec(noinline)
+#else
+#define QT_NOINLINE static __attribute__((noinline))
+#endif
+
 #define QT_U (4 * QV_W)   /* elements per unrolled step */
 #define QT_EXP 256        /* elements per expansion of small-block parameters */
 
@@ -93,8 +100,8 @@ QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
 /* Scale and zero point of each element of [first, first + m), with one entry per blk
  * elements: each entry is stored as whole vectors whose excess the next entry overwrites,
  * so sb and zb need room for m + QV_W values. */
-QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
-                         size_t m, float *sb, int32_t *zb)
+QT_NOINLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
+                           size_t m, float *sb, int32_t *zb)
 {
     size_t e = first / blk, k = 0, len = blk - first % blk;
     for (; k < m; k += len, len = blk, e++) {
@@ -108,7 +115,7 @@ QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size
 }
 
 /* The same for one more float array (the reciprocals), into rb. */
-QT_INLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
+QT_NOINLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
 {
     size_t e = first / blk, k = 0, len = blk - first % blk;
     for (; k < m; k += len, len = blk, e++) {
@@ -565,12 +572,37 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     int bc = blk % QV_W == 0 && a % QV_W == 0;
     unsigned lg = !bc && QV_HAVE_FMA && a % QV_W == 0 ? (blk == 2 ? 1u : blk == 4 ? 2u
                                                         : blk == 8 ? 3u : 0u) : 0u;
-    for (i = a; b - i >= QV_W;) {
+    float st[2 * QV_W], rt[2 * QV_W];
+    int32_t zt[2 * QV_W];
+    for (i = a; i < b;) {
         size_t m = b - i;
         qt_psrc ps;
         ps.per = ps.e = ps.left = 0;
         ps.lg = 0;
-        if (lg) {   /* i is a multiple of QV_W, so of blk */
+        if (m < QV_W) {
+            /* fewer than QV_W left: a last full vector if it may overlap, else partial; its
+             * parameters expanded (padding lanes never stored). One call site of
+             * qt_qvec_perelem for both keeps one inlined copy. */
+            size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
+                                                     qt_ybytes(yk, b - a)) ? b - QV_W : i;
+            qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+            qt_expand_f(rp, blk, t, b - t, rt);
+            for (size_t k = b - t; k < QV_W; k++) {
+                st[k] = 1.0f;
+                rt[k] = 1.0f;
+                zt[k] = 0;
+            }
+            if (b - t < QV_W) {
+                qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t,
+                            qt_qvp_load(st, rt, zt, p), mask, 0);
+                break;
+            }
+            ps.s = st;
+            ps.r = rt;
+            ps.z = zt;
+            i = t;
+            m = QV_W;
+        } else if (lg) {   /* i is a multiple of QV_W, so of blk */
             ps.s = p->scale + i / blk;
             ps.r = rp + i / blk;
             ps.z = p->zp ? p->zp + i / blk : NULL;
@@ -597,24 +629,6 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
         m -= m % QV_W;
         qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, &ps, p, mask);
         i += m;
-    }
-    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
-        float st[2 * QV_W], rt[2 * QV_W];
-        int32_t zt[2 * QV_W];
-        size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
-                                                 qt_ybytes(yk, b - a)) ? b - QV_W : i;
-        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
-        qt_expand_f(rp, blk, t, b - t, rt);
-        for (size_t k = b - t; k < QV_W; k++) {
-            st[k] = 1.0f;   /* padding lanes, never stored */
-            rt[k] = 1.0f;
-            zt[k] = 0;
-        }
-        qt_qvp v = qt_qvp_load(st, rt, zt, p);
-        if (b - t == QV_W)
-            qv_store1(yk, ya + qt_ybytes(yk, t - a), qt_qvec(xk, qk, x + t * xs, &v), mask);
-        else
-            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask, 0);
     }
     if (b < n) qt_qelems(xk, qk, yk, x, y, b, n, blk, p);
 }
@@ -1045,12 +1059,6 @@ QT_QFN_B(QK_X_F16, QK_Q_F16)
  *   the operands cast to the precision, a correctly rounded float32 division, the quotient
  *   rounded to the precision), then the float32 row with every scale 1: q / 1 is q exactly,
  *   so its clamp, rounding and zero point see the same quotient as scalar.c. */
-
-#if defined(_MSC_VER) && !defined(__clang__)
-#define QT_NOINLINE static __declspec(noinline)
-#else
-#define QT_NOINLINE static __attribute__((noinline))
-#endif
 
 #ifndef QT_CH
 #define QT_CH 1024   /* elements per chunk: a multiple of 4 * QV_W */
