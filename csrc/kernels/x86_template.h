@@ -261,12 +261,17 @@ QT_INLINE void qt_qstep4(int xk, int qk, int yk, const char *x, unsigned char *y
  * bounded above at QT_RK instead, which changes nothing up to there and leaves q1 beyond the
  * range (or inf) where x / s is; q1 is bounded at QT_RK again, so that only NaN and
  * quotients far below the range reach the conversion's INT_MIN. */
-QT_INLINE vi qt_qrawe(int xk, int qk, const void *x, const qt_qvp *v)
+QT_INLINE vf qt_qfe(int xk, int qk, const void *x, vf s, vf r)
 {
     vf n = qt_numer(xk, qk, x);
-    vf q0 = qv_min(qv_mul(n, v->r), qv_set1(QT_RK));
-    vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, v->s, n), v->r, q0));
-    return qv_cvt(qv_min(qv_set1(QT_RK), q));   /* NaN passes as min's second operand */
+    vf q0 = qv_min(qv_mul(n, r), qv_set1(QT_RK));
+    vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, s, n), r, q0));
+    return qv_min(qv_set1(QT_RK), q);   /* NaN passes as min's second operand */
+}
+
+QT_INLINE vi qt_qrawe(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    return qv_cvt(qt_qfe(xk, qk, x, v->s, v->r));
 }
 
 QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
@@ -1148,44 +1153,51 @@ QT_NOINLINE void qt_pack_staged(qk_quant_fn b8, int yk, size_t xs, const void *x
     }
 }
 
-/* One vector of quotients of precision qk (CONTRACT.md rule 1, as scalar.c): x widened,
- * rounded to the precision, divided by s (already in it), rounded again. */
-QT_INLINE vf qt_quot1(int xk, int qk, const void *x, vf s)
+/* One vector of the quotients of precision qk that a fused entry would convert to integers:
+ * with reciprocals (rec), the per-element form's q of qt_qrawe (which rounds to the integer
+ * of the correctly rounded quotient); else the quotient of CONTRACT.md rule 1 itself, by
+ * division, as scalar.c (x widened, rounded to the precision, divided by s, which is already
+ * in it, and rounded again); cast: float32(x) alone. */
+QT_INLINE vf qt_quot1(int xk, int qk, int rec, int cast, const void *x, vf s, vf r)
 {
-    vf v = qv_load_x(xk, x);
-#if QV_HAVE_F16C
-    if (qk == QK_Q_F16 && xk != QK_X_F16) v = qv_round_f16(v);
+    if (cast) return qv_load_x(xk, x);
+#if QV_HAVE_FMA
+    if (rec) return qt_qfe(xk, qk, x, s, r);
+#else
+    (void)rec;
+    (void)r;
 #endif
-    if (qk == QK_Q_BF16 && xk != QK_X_BF16) v = qv_round_bf16(v);
-    return qt_qround(qk, qv_div(v, s));
+    return qt_qround(qk, qv_div(qt_numer(xk, qk, x), s));
 }
 
-/* q[0, m) = the quotients of x[0, m) by the scales: s[0] for all (bc), else s[i]. q and s
- * have room for a partial last vector, whose padding lanes get quotients of 0 / s. */
-QT_INLINE void qt_quots(int xk, int qk, int bc, const char *x, float *q, const float *s,
-                        size_t m)
+/* q[0, m) from x[0, m), element i with scale s[i & im] and reciprocal r[i & im] (im = 0: one
+ * entry, s and r hold it QV_W times). q has room for a partial last vector. */
+QT_INLINE void qt_quots(int xk, int qk, int rec, int cast, const char *x, float *q,
+                        const float *s, const float *r, size_t im, size_t m)
 {
     size_t xs = qt_xsize(xk), i = 0;
-    vf sv = qv_set1(s[0]);
     for (; m - i >= QV_W; i += QV_W)
-        qv_storeu_f(q + i, qt_quot1(xk, qk, x + i * xs, bc ? sv : qv_loadu_f(s + i)));
-    if (i < m) {
+        qv_storeu_f(q + i, qt_quot1(xk, qk, rec, cast, x + i * xs, qv_loadu_f(s + (i & im)),
+                                    qv_loadu_f(r + (i & im))));
+    if (i < m) {   /* padding lanes: 0 / 1 */
         unsigned char t[4 * QV_W];
+        float st[QV_W], rt[QV_W];
         memset(t, 0, sizeof t);
         memcpy(t, x + i * xs, (m - i) * xs);
-        qv_storeu_f(q + i, qt_quot1(xk, qk, t, bc ? sv : qv_loadu_f(s + i)));
+        for (size_t k = 0; k < QV_W; k++) {
+            st[k] = k < m - i ? s[(i + k) & im] : 1.0f;
+            rt[k] = k < m - i ? r[(i + k) & im] : 1.0f;
+        }
+        qv_storeu_f(q + i, qt_quot1(xk, qk, rec, cast, t, qv_loadu_f(st), qv_loadu_f(rt)));
     }
 }
 
 /* The (x, precision) pairs of the staged rows. */
 #define QT_QCASE(xk, qk)                                                                    \
-    case xk * QK_NQ + qk:                                                                   \
-        if (bc) qt_quots(xk, qk, 1, x, q, s, m);                                            \
-        else qt_quots(xk, qk, 0, x, q, s, m);                                               \
-        break;
+    case xk * QK_NQ + qk: qt_quots(xk, qk, rec, cast, x, q, s, r, im, m); break;
 
-QT_INLINE void qt_quots_any(int xk, int qk, int bc, const char *x, float *q, const float *s,
-                            size_t m)
+QT_INLINE void qt_quots_any(int xk, int qk, int rec, int cast, const char *x, float *q,
+                            const float *s, const float *r, size_t im, size_t m)
 {
     switch (xk * QK_NQ + qk) {
     QT_QCASE(QK_X_F32, QK_Q_BF16)
@@ -1200,31 +1212,60 @@ QT_INLINE void qt_quots_any(int xk, int qk, int bc, const char *x, float *q, con
     }
 }
 
-/* A row only precision= reaches: its quotients, then f32, the float32 row of output kind
- * yk. */
+/* A row only precision= reaches: the quotients of each chunk, then f32, the float32 row of
+ * output kind yk, with every scale (and reciprocal) 1. Float32 quotients of int32 x need no
+ * stage of their own when f32 may use reciprocals: the cast of x (the precision's rounding)
+ * is the stage, and f32 divides by the real scales. */
 QT_NOINLINE void qt_quot_staged(qk_quant_fn f32, int xk, int qk, int yk, const void *xv,
                                 void *yv, size_t n, const qk_qparams *p)
 {
     const char *x = (const char *)xv;
     unsigned char *y = (unsigned char *)yv;
-    size_t blk = p->blk ? p->blk : 1, xs = qt_xsize(xk);
+    size_t blk = p->blk ? p->blk : 1, xs = qt_xsize(xk), ones = 0;
     unsigned per = yk == QK_Y_P4 ? 2u : yk == QK_Y_P2 ? 4u : 1u;
-    float q[QT_CH + QV_W], s[QT_CH + QV_W], one[QT_CH + QV_W];
+    float q[QT_CH + QV_W], sb[QT_CH + QV_W], rb[QT_CH + QV_W], one[QT_CH + QV_W];
+    int32_t zb[QT_CH + QV_W];
+    int rec = QV_HAVE_FMA && p->rscale;
+    int cast = qk == QK_Q_F32 && (rec || !QV_HAVE_FMA);
     qk_qparams c;
-    for (size_t k = 0; k < QT_CH + QV_W; k += QV_W) qv_storeu_f(one + k, qv_set1(1.0f));
     for (size_t a = 0, m; a < n; a += m) {
-        /* entries of 64 or more: one at a time, the scale broadcast; shorter ones expanded */
-        m = qt_chunk(a, n, blk >= 64 ? n : blk);
-        if (blk >= 64 && blk - a % blk < m) m = blk - a % blk;
+        m = qt_chunk(a, n, blk);
         qt_chunk_params(&c, p, a, blk);
-        int bc = blk >= 64 || blk >= m;
-        if (!bc) {
-            qt_expand_f(c.scale, blk, 0, m, s);
-            for (size_t k = m; k % QV_W; k++) s[k] = 1.0f;   /* padding lanes, never stored */
+        size_t ne = blk >= m ? 1 : (m + blk - 1) / blk;   /* entries */
+        const float *s = c.scale, *r = rec ? c.rscale : c.scale;
+        if (ne == 1 || (blk % QV_W == 0 && !cast)) {
+            /* one entry at a time, s and r holding it QV_W times (expanding blocks of whole
+             * vectors would cost two stores and loads per vector) */
+            for (size_t k = 0, e = 0; k < m; k += blk, e++) {
+                qv_storeu_f(sb, qv_set1(s[e]));
+                qv_storeu_f(rb, qv_set1(r[e]));
+                qt_quots_any(xk, qk, rec, cast, x + (a + k) * xs, q + k, sb, rb, 0,
+                             m - k < blk ? m - k : blk);
+            }
+        } else {
+            if (blk > 1) {
+                qt_expand(c.scale, c.zp, blk, 0, m, sb, zb);
+                if (rec) qt_expand_f(c.rscale, blk, 0, m, rb);
+                s = sb;
+                r = rec ? rb : sb;
+            }
+            qt_quots_any(xk, qk, rec, cast, x + a * xs, q, s, r, ~(size_t)0, m);
         }
-        qt_quots_any(xk, qk, bc, x + a * xs, q, bc ? c.scale : s, m);
-        c.scale = one;
-        c.rscale = one;
+        if (!cast) {
+            /* f32 with scale 1: one entry without zero points; else the entries (long
+             * blocks, or blocks of whole vectors, which f32 broadcasts one per vector) or one
+             * per element (zero points expanded: the per-element form reads them directly) */
+            size_t ne2 = !c.zp || ne == 1 ? 1 : blk % QV_W == 0 || blk >= 64 ? ne : m;
+            for (; ones < ne2; ones += QV_W) qv_storeu_f(one + ones, qv_set1(1.0f));
+            c.scale = one;
+            c.rscale = one;
+            if (ne2 == 1) {
+                c.blk = m;
+            } else if (ne2 == m && blk > 1) {
+                c.blk = 1;
+                c.zp = zb;
+            }
+        }
         if (per > 1) {
             c.phase = (unsigned)((p->phase + a) % per);
             f32(q, y + (p->phase + a) / per, m, &c);
