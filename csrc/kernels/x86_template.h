@@ -1060,10 +1060,10 @@ QT_QFN_B(QK_X_F16, QK_Q_F16)
  * through a fused entry:
  * - packed 4-/2-bit outputs of the natural rows: the row's byte entry (codes masked to the
  *   field) into the buffer, then packed (qt_pack);
- * - rows only precision= reaches: the quotients of rule 1 into a float32 buffer (qt_quotients:
- *   the operands cast to the precision, a correctly rounded float32 division, the quotient
- *   rounded to the precision), then the float32 row with every scale 1: q / 1 is q exactly,
- *   so its clamp, rounding and zero point see the same quotient as scalar.c. */
+ * - rows only precision= reaches: quotients into a float32 buffer (qt_quots: those of rule 1
+ *   by division, or with reciprocals the per-element form's q, which rounds to the same
+ *   integer), then the float32 row with every scale 1: q / 1 is q exactly, so its clamp,
+ *   rounding and zero point see the same quotient. The C parity test checks every entry. */
 
 #ifndef QT_CH
 #define QT_CH 1024   /* elements per chunk: a multiple of 4 * QV_W */
