@@ -50,6 +50,13 @@
 #define QT_COLD static __attribute__((noinline, cold))
 #endif
 
+/* Shared helpers that are not rare but not worth a copy in every table entry either. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QT_NOINLINE static __declspec(noinline)
+#else
+#define QT_NOINLINE static __attribute__((noinline))
+#endif
+
 #define QT_U (4 * QV_W)   /* elements per unrolled step */
 #define QT_EXP 256        /* elements per expansion of small-block parameters */
 
@@ -93,8 +100,8 @@ QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
 /* Scale and zero point of each element of [first, first + m), with one entry per blk
  * elements: each entry is stored as whole vectors whose excess the next entry overwrites,
  * so sb and zb need room for m + QV_W values. */
-QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
-                         size_t m, float *sb, int32_t *zb)
+QT_NOINLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size_t first,
+                           size_t m, float *sb, int32_t *zb)
 {
     size_t e = first / blk, k = 0, len = blk - first % blk;
     for (; k < m; k += len, len = blk, e++) {
@@ -108,7 +115,7 @@ QT_INLINE void qt_expand(const float *scale, const int32_t *zp, size_t blk, size
 }
 
 /* The same for one more float array (the reciprocals), into rb. */
-QT_INLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
+QT_NOINLINE void qt_expand_f(const float *v, size_t blk, size_t first, size_t m, float *rb)
 {
     size_t e = first / blk, k = 0, len = blk - first % blk;
     for (; k < m; k += len, len = blk, e++) {
@@ -266,12 +273,17 @@ QT_INLINE void qt_qstep4(int xk, int qk, int yk, const char *x, unsigned char *y
  * bounded above at QT_RK instead, which changes nothing up to there and leaves q1 beyond the
  * range (or inf) where x / s is; q1 is bounded at QT_RK again, so that only NaN and
  * quotients far below the range reach the conversion's INT_MIN. */
-QT_INLINE vi qt_qrawe(int xk, int qk, const void *x, const qt_qvp *v)
+QT_INLINE vf qt_qfe(int xk, int qk, const void *x, vf s, vf r)
 {
     vf n = qt_numer(xk, qk, x);
-    vf q0 = qv_min(qv_mul(n, v->r), qv_set1(QT_RK));
-    vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, v->s, n), v->r, q0));
-    return qv_cvt(qv_min(qv_set1(QT_RK), q));   /* NaN passes as min's second operand */
+    vf q0 = qv_min(qv_mul(n, r), qv_set1(QT_RK));
+    vf q = qt_qround(qk, qv_fmadd(qv_fnmadd(q0, s, n), r, q0));
+    return qv_min(qv_set1(QT_RK), q);   /* NaN passes as min's second operand */
+}
+
+QT_INLINE vi qt_qrawe(int xk, int qk, const void *x, const qt_qvp *v)
+{
+    return qv_cvt(qt_qfe(xk, qk, x, v->s, v->r));
 }
 
 QT_INLINE vi qt_qvec(int xk, int qk, const void *x, const qt_qvp *v)
@@ -436,15 +448,19 @@ QT_INLINE void qt_qvec_single_c(int xk, int qk, int yk, const char *x, unsigned 
 #endif
     for (; m - i >= QT_U; i += QT_U)
         qt_qstep4(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), &v, mask, QT_LEAN_FULL);
-    for (; m - i >= QV_W; i += QV_W)
-        qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
-    if (i < m) {
-        if (m >= QV_W && qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
-            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
-            qv_store1(yk, y + qt_ybytes(yk, i), qt_qvec1(xk, qk, x + i * xs, &v), mask);
-        } else {
-            qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask, 1);
+    /* the last vectors; a partial one as a full vector ending at m when it may overlap
+     * (whole bytes too: m and QV_W are multiples of the per-byte count), else partial */
+    while (i < m) {
+        size_t j = i;
+        if (m - i < QV_W) {
+            if (m < QV_W || !qt_disjoint(x, m * xs, y, qt_ybytes(yk, m))) {
+                qt_qpartial(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask, 1);
+                break;
+            }
+            j = m - QV_W;
         }
+        qv_store1(yk, y + qt_ybytes(yk, j), qt_qvec1(xk, qk, x + j * xs, &v), mask);
+        i = j + QV_W;
     }
 }
 
@@ -455,33 +471,31 @@ QT_INLINE size_t qt_yelems(int yk, size_t bytes)
                                                                               : 4 * bytes;
 }
 
-/* As qt_qvec_single_c with non-temporal stores for the cache-line-aligned middle. */
-QT_INLINE void qt_qvec_single_nt(int xk, int qk, int yk, const char *x, unsigned char *y,
-                                 size_t m, qt_qvp v, vm mask)
-{
-    size_t xs = qt_xsize(xk), line = qt_yelems(yk, QT_NT_LINE);
-    size_t i = qt_yelems(yk, (64 - ((uintptr_t)y & 63)) & 63);   /* to a line boundary */
-    union { vi v[QT_NT_LINE / sizeof(vi)]; unsigned char b[QT_NT_LINE]; } buf;
-    qt_qvec_single_c(xk, qk, yk, x, y, i, v, mask);
-    for (; m - i >= line; i += line) {
-        for (size_t k = 0; k < line; k += QT_U)
-            qt_qstep4(xk, qk, yk, x + (i + k) * xs, buf.b + qt_ybytes(yk, k), &v, mask,
-                      QT_LEAN_FULL);
-        for (size_t k = 0; k < QT_NT_LINE; k += 64)
-            qv_stream64(y + qt_ybytes(yk, i) + k, buf.b + k);
-    }
-    qt_qvec_single_c(xk, qk, yk, x + i * xs, y + qt_ybytes(yk, i), m - i, v, mask);
-}
-
+/* m elements with one scale; with stream (and a long enough disjoint run), the
+ * cache-line-aligned middle [nt0, nt1) by non-temporal stores, the rest as usual. */
 QT_INLINE void qt_qvec_single(int xk, int qk, int yk, const char *x, unsigned char *y,
                               size_t m, qt_qvp v, vm mask, int stream)
 {
-    size_t xb = m * qt_xsize(xk), yb = qt_ybytes(yk, m - m % 4);
+    size_t xs = qt_xsize(xk), xb = m * xs, yb = qt_ybytes(yk, m - m % 4);
+    size_t line = qt_yelems(yk, QT_NT_LINE), nt0 = m, nt1 = m, a = 0, b;
     if (stream && yb >= QT_NT_MIN && (yk != QK_Y_B16 || (uintptr_t)y % 2 == 0) &&
-        qt_disjoint(x, xb, y, yb))
-        qt_qvec_single_nt(xk, qk, yk, x, y, m, v, mask);
-    else
-        qt_qvec_single_c(xk, qk, yk, x, y, m, v, mask);
+        qt_disjoint(x, xb, y, yb)) {
+        nt0 = qt_yelems(yk, (64 - ((uintptr_t)y & 63)) & 63);   /* to a line boundary */
+        nt1 = nt0 + (m - nt0) / line * line;
+    }
+    /* one call site of qt_qvec_single_c (one inlined copy): [0, nt0), then [nt1, m) */
+    for (b = nt0;; b = m) {
+        qt_qvec_single_c(xk, qk, yk, x + a * xs, y + qt_ybytes(yk, a), b - a, v, mask);
+        if (b >= m) break;
+        union { vi v[QT_NT_LINE / sizeof(vi)]; unsigned char b[QT_NT_LINE]; } buf;
+        for (a = b; a < nt1; a += line) {
+            for (size_t k = 0; k < line; k += QT_U)
+                qt_qstep4(xk, qk, yk, x + (a + k) * xs, buf.b + qt_ybytes(yk, k), &v, mask,
+                          QT_LEAN_FULL);
+            for (size_t k = 0; k < QT_NT_LINE; k += 64)
+                qv_stream64(y + qt_ybytes(yk, a) + k, buf.b + k);
+        }
+    }
 }
 
 /* Elements [a, b) one at a time (packed: read-modify-write of their bytes). */
@@ -590,12 +604,37 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
     int bc = blk % QV_W == 0 && a % QV_W == 0;
     unsigned lg = !bc && QV_HAVE_FMA && a % QV_W == 0 ? (blk == 2 ? 1u : blk == 4 ? 2u
                                                         : blk == 8 ? 3u : 0u) : 0u;
-    for (i = a; b - i >= QV_W;) {
+    float st[2 * QV_W], rt[2 * QV_W];
+    int32_t zt[2 * QV_W];
+    for (i = a; i < b;) {
         size_t m = b - i;
         qt_psrc ps;
         ps.per = ps.e = ps.left = 0;
         ps.lg = 0;
-        if (lg) {   /* i is a multiple of QV_W, so of blk */
+        if (m < QV_W) {
+            /* fewer than QV_W left: a last full vector if it may overlap, else partial; its
+             * parameters expanded (padding lanes never stored). One call site of
+             * qt_qvec_perelem for both keeps one inlined copy. */
+            size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
+                                                     qt_ybytes(yk, b - a)) ? b - QV_W : i;
+            qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
+            qt_expand_f(rp, blk, t, b - t, rt);
+            for (size_t k = b - t; k < QV_W; k++) {
+                st[k] = 1.0f;
+                rt[k] = 1.0f;
+                zt[k] = 0;
+            }
+            if (b - t < QV_W) {
+                qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t,
+                            qt_qvp_load(st, rt, zt, p), mask, 0);
+                break;
+            }
+            ps.s = st;
+            ps.r = rt;
+            ps.z = zt;
+            i = t;
+            m = QV_W;
+        } else if (lg) {   /* i is a multiple of QV_W, so of blk */
             ps.s = p->scale + i / blk;
             ps.r = rp + i / blk;
             ps.z = p->zp ? p->zp + i / blk : NULL;
@@ -622,24 +661,6 @@ QT_INLINE void qt_quant_perelem(int xk, int qk, int yk, const char *x, unsigned 
         m -= m % QV_W;
         qt_qvec_perelem(xk, qk, yk, x + i * xs, ya + qt_ybytes(yk, i - a), m, &ps, p, mask);
         i += m;
-    }
-    if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
-        float st[2 * QV_W], rt[2 * QV_W];
-        int32_t zt[2 * QV_W];
-        size_t t = b - a >= QV_W && qt_disjoint(x + a * xs, (b - a) * xs, ya,
-                                                 qt_ybytes(yk, b - a)) ? b - QV_W : i;
-        qt_expand(p->scale, p->zp, blk, t, b - t, st, zt);
-        qt_expand_f(rp, blk, t, b - t, rt);
-        for (size_t k = b - t; k < QV_W; k++) {
-            st[k] = 1.0f;   /* padding lanes, never stored */
-            rt[k] = 1.0f;
-            zt[k] = 0;
-        }
-        qt_qvp v = qt_qvp_load(st, rt, zt, p);
-        if (b - t == QV_W)
-            qv_store1(yk, ya + qt_ybytes(yk, t - a), qt_qvec(xk, qk, x + t * xs, &v), mask);
-        else
-            qt_qpartial(xk, qk, yk, x + t * xs, ya + qt_ybytes(yk, t - a), b - t, v, mask, 0);
     }
     if (b < n) qt_qelems(xk, qk, yk, x, y, b, n, blk, p);
 }
@@ -839,15 +860,19 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
         qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i + 3 * QV_W), ya + (i + 3 * QV_W) * os,
                 s, zp);
     }
-    for (; m - i >= QV_W; i += QV_W)
-        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
-    if (i < m) {
-        if (m >= QV_W && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
-            i = m - QV_W;   /* whole bytes too: m and QV_W are multiples of the per-byte count */
-            qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
-        } else {
-            qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+    /* the last vectors; a partial one as a full vector ending at m when it may overlap
+     * (whole bytes too: m and QV_W are multiples of the per-byte count), else partial */
+    while (i < m) {
+        size_t j = i;
+        if (m - i < QV_W) {
+            if (m < QV_W || !qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+                qt_dpartial(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, m - i, s, zp);
+                break;
+            }
+            j = m - QV_W;
         }
+        qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, j), ya + j * os, s, zp);
+        i = j + QV_W;
     }
 }
 
@@ -872,13 +897,14 @@ QT_INLINE void qt_deq_perelem(int dk, int ok, unsigned bits, int sgn, const unsi
     for (i = a; b - i >= QV_W;) {
         size_t m = b - i < QT_EXP ? b - i : QT_EXP;
         m -= m % QV_W;
-        if (blk == 1) {
-            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m,
-                            p->scale + i, p->zp ? p->zp + i : NULL);
-        } else {
+        const float *sp = p->scale + i;
+        const int32_t *zpp = p->zp ? p->zp + i : NULL;
+        if (blk != 1) {
             qt_expand(p->scale, p->zp, blk, i, m, sb, zb);
-            qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sb, zb);
+            sp = sb;
+            zpp = zb;
         }
+        qt_dvec_perelem(dk, ok, bits, sgn, xa + qt_xbytes(dk, i - a), y + i * os, m, sp, zpp);
         i += m;
     }
     if (i < b) {   /* fewer than QV_W left: a last full vector if it may overlap, else partial */
@@ -905,9 +931,7 @@ QT_INLINE void qt_deq_run2(int dk, int ok, unsigned bits, int sgn, const void *x
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
-    if (blk >= n) {
-        qt_deq_single(dk, ok, bits, sgn, x, y, 0, n, 0, n, p);
-    } else if (blk >= QV_W) {
+    if (blk >= QV_W || blk >= n) {   /* (one call site: one inlined copy) */
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
             qt_deq_single(dk, ok, bits, sgn, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
@@ -925,12 +949,9 @@ QT_INLINE void qt_deq_run(int dk, int ok, const void *x, void *y, size_t n, cons
         if (bits == 8) {
             if (sgn) qt_deq_run2(dk, ok, 8, 1, x, y, n, p);
             else qt_deq_run2(dk, ok, 8, 0, x, y, n, p);
-        } else if (bits == 4) {
-            if (sgn) qt_deq_run2(dk, ok, 4, 1, x, y, n, p);
-            else qt_deq_run2(dk, ok, 4, 0, x, y, n, p);
-        } else if (bits == 2) {
-            if (sgn) qt_deq_run2(dk, ok, 2, 1, x, y, n, p);
-            else qt_deq_run2(dk, ok, 2, 0, x, y, n, p);
+        } else if (bits == 4 || bits == 2) {   /* (bits not a constant: one loop for both) */
+            if (sgn) qt_deq_run2(dk, ok, bits, 1, x, y, n, p);
+            else qt_deq_run2(dk, ok, bits, 0, x, y, n, p);
         } else {
             qk_dequant_scalar(dk, ok, x, y, n, p);   /* not produced by the operators */
         }
@@ -1049,12 +1070,256 @@ static void QT_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     static void QT_N(d_##dk##_##ok)(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qt_deq_run(dk, ok, x, y, n, p); }
 
+#define QT_QFN_B(xk, qk) QT_QFN(xk, qk, QK_Y_B8) QT_QFN(xk, qk, QK_Y_B16)
+
+/* Fused: float32 x with every output kind, and the byte outputs of the other rows a call
+ * reaches without precision= (CONTRACT.md rule 1: the operands' own quotient precision). */
 QT_QFN_Y(QK_X_F32, QK_Q_F32)
-QT_QFN_Y(QK_X_F32, QK_Q_BF16)
-QT_QFN_Y(QK_X_BF16, QK_Q_F32)
-QT_QFN_Y(QK_X_BF16, QK_Q_BF16)
-QT_QFN_Y(QK_X_I32, QK_Q_F32)
-QT_QFN_Y(QK_X_I32, QK_Q_BF16)
+QT_QFN_B(QK_X_BF16, QK_Q_F32)
+QT_QFN_B(QK_X_BF16, QK_Q_BF16)
+#if QV_HAVE_F16C
+QT_QFN_B(QK_X_F16, QK_Q_F32)
+QT_QFN_B(QK_X_F16, QK_Q_F16)
+#endif
+
+/* ---- staged rows ----
+ * The rarer rows run in chunks of QT_CH elements through a buffer that stays in L1, then
+ * through a fused entry:
+ * - packed 4-/2-bit outputs of the natural rows: the row's byte entry (codes masked to the
+ *   field) into the buffer, then packed (qt_pack);
+ * - rows only precision= reaches: quotients into a float32 buffer (qt_quots: those of rule 1
+ *   by division, or with reciprocals the per-element form's q, which rounds to the same
+ *   integer), then the float32 row with every scale 1: q / 1 is q exactly, so its clamp,
+ *   rounding and zero point see the same quotient. The C parity test checks every entry. */
+
+#ifndef QT_CH
+#define QT_CH 1024   /* elements per chunk: a multiple of 4 * QV_W */
+#endif
+
+/* Length of the chunk starting at a: whole entries when they fit (a run starts on an entry
+ * boundary, so then does every chunk), else the rest of a's entry, at most QT_CH. */
+QT_INLINE size_t qt_chunk(size_t a, size_t n, size_t blk)
+{
+    size_t m = blk <= QT_CH ? QT_CH / blk * blk : blk - a % blk;
+    m = m < QT_CH ? m : QT_CH;
+    return n - a < m ? n - a : m;
+}
+
+/* Parameters of the chunk from a on as a run of its own (blk stays: a chunk inside one entry
+ * is shorter than blk, so a single entry). */
+QT_INLINE void qt_chunk_params(qk_qparams *c, const qk_qparams *p, size_t a, size_t blk)
+{
+    size_t e = a / blk;
+    *c = *p;
+    c->scale = p->scale + e;
+    c->rscale = p->rscale ? p->rscale + e : NULL;
+    c->zp = p->zp ? p->zp + e : NULL;
+    c->phase = 0;
+    c->stream = 0;
+}
+
+/* m codes (each within its field) to packed data from slot `slot` of y on; the bytes shared
+ * with elements outside are read-modify-written. */
+QT_NOINLINE void qt_pack(int yk, const unsigned char *c, unsigned char *y, size_t slot,
+                         size_t m)
+{
+    unsigned per = yk == QK_Y_P4 ? 2u : 4u;
+    size_t i = 0;
+    for (; i < m && (slot + i) % per; i++) qt_put_packed(yk, y, slot + i, c[i]);
+    unsigned char *o = y + (slot + i) / per;
+    /* as qx_pack4 / qx_pack2 (x86_bytes.h), 4 QV_W codes at a time */
+    if (yk == QK_Y_P4) {
+        for (; m - i >= 4 * QV_W; i += 4 * QV_W, o += 2 * QV_W) {
+#if QV_W == 16
+            __m512i w = _mm512_maddubs_epi16(_mm512_loadu_si512(c + i), _mm512_set1_epi16(0x1001));
+            _mm256_storeu_si256((__m256i *)o, _mm512_cvtepi16_epi8(w));
+#elif QV_W == 8
+            __m256i w = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(c + i)),
+                                             _mm256_set1_epi16(0x1001));
+            w = _mm256_permute4x64_epi64(_mm256_packus_epi16(w, w), 0x08);
+            _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(w));
+#else
+            _mm_storel_epi64((__m128i *)o, qx_pack4(_mm_loadu_si128((const __m128i *)(c + i))));
+#endif
+        }
+    } else {
+        for (; m - i >= 4 * QV_W; i += 4 * QV_W, o += QV_W) {
+#if QV_W == 16
+            __m512i w = _mm512_maddubs_epi16(_mm512_loadu_si512(c + i), _mm512_set1_epi16(0x0401));
+            w = _mm512_madd_epi16(w, _mm512_set1_epi32(0x00100001));
+            _mm_storeu_si128((__m128i *)o, _mm512_cvtepi32_epi8(w));
+#elif QV_W == 8
+            __m256i w = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(c + i)),
+                                             _mm256_set1_epi16(0x0401));
+            w = _mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001));
+            w = _mm256_packus_epi16(_mm256_packs_epi32(w, w), w);   /* 4 bytes per lane */
+            w = _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64((__m128i *)o, _mm256_castsi256_si128(w));
+#else
+            qx_store32(o, qx_pack2(_mm_loadu_si128((const __m128i *)(c + i))));
+#endif
+        }
+    }
+    for (; i < m; i++) qt_put_packed(yk, y, slot + i, c[i]);
+}
+
+/* A packed output through the row's byte entry b8. */
+QT_NOINLINE void qt_pack_staged(qk_quant_fn b8, int yk, size_t xs, const void *xv, void *y,
+                                size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    size_t blk = p->blk ? p->blk : 1;
+    unsigned char buf[QT_CH];
+    qk_qparams c;
+    for (size_t a = 0, m; a < n; a += m) {
+        m = qt_chunk(a, n, blk);
+        qt_chunk_params(&c, p, a, blk);
+        c.mask = yk == QK_Y_P4 ? 0x0fu : 0x03u;
+        b8(x + a * xs, buf, m, &c);
+        qt_pack(yk, buf, (unsigned char *)y, p->phase + a, m);
+    }
+}
+
+/* One vector of the quotients of precision qk that a fused entry would convert to integers:
+ * with reciprocals (rec), the per-element form's q of qt_qrawe (which rounds to the integer
+ * of the correctly rounded quotient); else the quotient of CONTRACT.md rule 1 itself, by
+ * division, as scalar.c (x widened, rounded to the precision, divided by s, which is already
+ * in it, and rounded again); cast: float32(x) alone. */
+QT_INLINE vf qt_quot1(int xk, int qk, int rec, int cast, const void *x, vf s, vf r)
+{
+    if (cast) return qv_load_x(xk, x);
+#if QV_HAVE_FMA
+    if (rec) return qt_qfe(xk, qk, x, s, r);
+#else
+    (void)rec;
+    (void)r;
+#endif
+    return qt_qround(qk, qv_div(qt_numer(xk, qk, x), s));
+}
+
+/* q[0, m) from x[0, m), element i with scale s[i & im] and reciprocal r[i & im] (im = 0: one
+ * entry, s and r hold it QV_W times). q has room for a partial last vector. */
+QT_INLINE void qt_quots(int xk, int qk, int rec, int cast, const char *x, float *q,
+                        const float *s, const float *r, size_t im, size_t m)
+{
+    size_t xs = qt_xsize(xk), i = 0;
+    for (; m - i >= QV_W; i += QV_W)
+        qv_storeu_f(q + i, qt_quot1(xk, qk, rec, cast, x + i * xs, qv_loadu_f(s + (i & im)),
+                                    qv_loadu_f(r + (i & im))));
+    if (i < m) {   /* padding lanes: 0 / 1 */
+        unsigned char t[4 * QV_W];
+        float st[QV_W], rt[QV_W];
+        memset(t, 0, sizeof t);
+        memcpy(t, x + i * xs, (m - i) * xs);
+        for (size_t k = 0; k < QV_W; k++) {
+            st[k] = k < m - i ? s[(i + k) & im] : 1.0f;
+            rt[k] = k < m - i ? r[(i + k) & im] : 1.0f;
+        }
+        qv_storeu_f(q + i, qt_quot1(xk, qk, rec, cast, t, qv_loadu_f(st), qv_loadu_f(rt)));
+    }
+}
+
+/* The (x, precision) pairs of the staged rows. */
+#define QT_QCASE(xk, qk)                                                                    \
+    case xk * QK_NQ + qk: qt_quots(xk, qk, rec, cast, x, q, s, r, im, m); break;
+
+QT_INLINE void qt_quots_any(int xk, int qk, int rec, int cast, const char *x, float *q,
+                            const float *s, const float *r, size_t im, size_t m)
+{
+    switch (xk * QK_NQ + qk) {
+    QT_QCASE(QK_X_F32, QK_Q_BF16)
+    QT_QCASE(QK_X_I32, QK_Q_BF16)
+#if QV_HAVE_F16C
+    QT_QCASE(QK_X_F32, QK_Q_F16)
+    QT_QCASE(QK_X_F16, QK_Q_BF16)
+    QT_QCASE(QK_X_BF16, QK_Q_F16)
+    QT_QCASE(QK_X_I32, QK_Q_F16)
+#endif
+    default: QT_QCASE(QK_X_I32, QK_Q_F32)
+    }
+}
+
+/* A row only precision= reaches: the quotients of each chunk, then f32, the float32 row of
+ * output kind yk, with every scale (and reciprocal) 1. Float32 quotients of int32 x need no
+ * stage of their own when f32 may use reciprocals: the cast of x (the precision's rounding)
+ * is the stage, and f32 divides by the real scales. */
+QT_NOINLINE void qt_quot_staged(qk_quant_fn f32, int xk, int qk, int yk, const void *xv,
+                                void *yv, size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t blk = p->blk ? p->blk : 1, xs = qt_xsize(xk), ones = 0;
+    unsigned per = yk == QK_Y_P4 ? 2u : yk == QK_Y_P2 ? 4u : 1u;
+    float q[QT_CH + QV_W], sb[QT_CH + QV_W], rb[QT_CH + QV_W], one[QT_CH + QV_W];
+    int32_t zb[QT_CH + QV_W];
+    int rec = QV_HAVE_FMA && p->rscale;
+    int cast = qk == QK_Q_F32 && (rec || !QV_HAVE_FMA);
+    qk_qparams c;
+    for (size_t a = 0, m; a < n; a += m) {
+        m = qt_chunk(a, n, blk);
+        qt_chunk_params(&c, p, a, blk);
+        size_t ne = blk >= m ? 1 : (m + blk - 1) / blk;   /* entries */
+        const float *s = c.scale, *r = rec ? c.rscale : c.scale;
+        if (ne == 1 || (blk % QV_W == 0 && !cast)) {
+            /* one entry at a time, s and r holding it QV_W times (expanding blocks of whole
+             * vectors would cost two stores and loads per vector) */
+            for (size_t k = 0, e = 0; k < m; k += blk, e++) {
+                qv_storeu_f(sb, qv_set1(s[e]));
+                qv_storeu_f(rb, qv_set1(r[e]));
+                qt_quots_any(xk, qk, rec, cast, x + (a + k) * xs, q + k, sb, rb, 0,
+                             m - k < blk ? m - k : blk);
+            }
+        } else {
+            if (blk > 1) {
+                qt_expand(c.scale, c.zp, blk, 0, m, sb, zb);
+                if (rec) qt_expand_f(c.rscale, blk, 0, m, rb);
+                s = sb;
+                r = rec ? rb : sb;
+            }
+            qt_quots_any(xk, qk, rec, cast, x + a * xs, q, s, r, ~(size_t)0, m);
+        }
+        if (!cast) {
+            /* f32 with scale 1: one entry without zero points; else the entries (long
+             * blocks, or blocks of whole vectors, which f32 broadcasts one per vector) or one
+             * per element (zero points expanded: the per-element form reads them directly) */
+            size_t ne2 = !c.zp || ne == 1 ? 1 : blk % QV_W == 0 || blk >= 64 ? ne : m;
+            for (; ones < ne2; ones += QV_W) qv_storeu_f(one + ones, qv_set1(1.0f));
+            c.scale = one;
+            c.rscale = one;
+            if (ne2 == 1) {
+                c.blk = m;
+            } else if (ne2 == m && blk > 1) {
+                c.blk = 1;
+                c.zp = zb;
+            }
+        }
+        if (per > 1) {
+            c.phase = (unsigned)((p->phase + a) % per);
+            f32(q, y + (p->phase + a) / per, m, &c);
+        } else {
+            f32(q, y + a * (yk == QK_Y_B16 ? 2u : 1u), m, &c);
+        }
+    }
+}
+
+/* Table entries of the staged rows, named as the fused ones. */
+#define QT_PFN(xk, qk, yk)                                                                  \
+    static void QT_N(q_##xk##_##qk##_##yk)(const void *x, void *y, size_t n,                \
+                                           const qk_qparams *p)                              \
+    { qt_pack_staged(QT_N(q_##xk##_##qk##_QK_Y_B8), yk, qt_xsize(xk), x, y, n, p); }
+#define QT_PFN_P(xk, qk) QT_PFN(xk, qk, QK_Y_P4) QT_PFN(xk, qk, QK_Y_P2)
+#define QT_SFN(xk, qk, yk)                                                                  \
+    static void QT_N(q_##xk##_##qk##_##yk)(const void *x, void *y, size_t n,                \
+                                           const qk_qparams *p)                              \
+    { qt_quot_staged(QT_N(q_QK_X_F32_QK_Q_F32_##yk), xk, qk, yk, x, y, n, p); }
+#define QT_SFN_Y(xk, qk) QT_SFN(xk, qk, QK_Y_B8) QT_SFN(xk, qk, QK_Y_B16) \
+    QT_SFN(xk, qk, QK_Y_P4) QT_SFN(xk, qk, QK_Y_P2)
+
+QT_PFN_P(QK_X_BF16, QK_Q_F32)
+QT_PFN_P(QK_X_BF16, QK_Q_BF16)
+QT_SFN_Y(QK_X_F32, QK_Q_BF16)
+QT_SFN_Y(QK_X_I32, QK_Q_F32)
+QT_SFN_Y(QK_X_I32, QK_Q_BF16)
 QT_DFN(QK_D_B8, QK_O_F32)
 QT_DFN(QK_D_B8, QK_O_BF16)
 QT_DFN(QK_D_B16, QK_O_F32)
@@ -1064,12 +1329,12 @@ QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_F32)
 QT_DFN(QK_D_P2, QK_O_BF16)
 #if QV_HAVE_F16C
-QT_QFN_Y(QK_X_F32, QK_Q_F16)
-QT_QFN_Y(QK_X_F16, QK_Q_F32)
-QT_QFN_Y(QK_X_F16, QK_Q_F16)
-QT_QFN_Y(QK_X_F16, QK_Q_BF16)
-QT_QFN_Y(QK_X_BF16, QK_Q_F16)
-QT_QFN_Y(QK_X_I32, QK_Q_F16)
+QT_PFN_P(QK_X_F16, QK_Q_F32)
+QT_PFN_P(QK_X_F16, QK_Q_F16)
+QT_SFN_Y(QK_X_F32, QK_Q_F16)
+QT_SFN_Y(QK_X_F16, QK_Q_BF16)
+QT_SFN_Y(QK_X_BF16, QK_Q_F16)
+QT_SFN_Y(QK_X_I32, QK_Q_F16)
 QT_DFN(QK_D_B8, QK_O_F16)
 QT_DFN(QK_D_B16, QK_O_F16)
 QT_DFN(QK_D_P4, QK_O_F16)

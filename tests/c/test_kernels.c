@@ -582,6 +582,24 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             k++;
         }
     }
+    /* blocks longer than the staged rows' chunks (x86_template.h, QT_CH), some not dividing
+     * them, so that chunks start inside an entry; half of them in place */
+    static const size_t big_blk[] = {300, 700, 1500};
+    for (size_t b = 0; b < sizeof big_blk / sizeof big_blk[0]; b++) {
+        qcase c;
+        memset(&c, 0, sizeof c);
+        c.xk = xk; c.qk = qk; c.yk = yk; c.n = 4099 + (size_t)rndn(2000);
+        c.blk = big_blk[b];
+        c.ty = types[k % nt];
+        c.phase = (unsigned)(k % per);
+        c.zp_null = k % 5 == 0;
+        c.scale_kind = (int)(k % 3);
+        c.inplace = (k & 1) && yk != QK_Y_PE2M1 && !p6_y(yk);
+        c.yoff = shift((size_t)(k % 3), c.inplace ? xs : ys);
+        c.sat = (int)((k >> 2) & 1);
+        run_quant(tname, fn, ref, &c);
+        k++;
+    }
 }
 
 /* ---------- dequantize ---------- */
