@@ -12,6 +12,7 @@
 #define QV_W 8
 #define QV_ISA avx2   /* table entries are named avx2_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
+#define QV_HAVE_F6R 1  /* qv_f6_rec: float6 codes of the reciprocal form, negated reciprocal */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1
 
@@ -326,6 +327,36 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
     __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(qs, qs, _CMP_UNORD_Q));
     sg = _mm256_xor_si256(sg, _mm256_and_si256(nan, six));
     return _mm256_or_si256(_mm256_andnot_si256(nan, c), sg);
+}
+
+/* float6 codes of x / s by the exact reciprocal form with rn = -1/s, as avx512.c's qv_f6_rec
+ * (which says why): t = min(|q1|, max) with NaN x -> 0 (a NaN q0n; infinite x gives a NaN q1,
+ * which the min saturates), f = 2^(m - E) and 0x4b000000 + A from 8-entry tables indexed by
+ * t's biased exponent, the complement of q0n's sign at bit 5 of M, w = t f + M rounded once. */
+#define QV6_E(i, emin) ((((i) + 4) & 7) - 3 < (emin) ? (emin) : (((i) + 4) & 7) - 3)
+#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
+#define QV6_A(i, m, emin) (0x4b000000 + ((QV6_E(i, emin) - (emin)) << (m)))
+#define QV6_8(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
+    M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin)
+static const float qv6_f[2][8] = {{QV6_8(QV6_F, 3, 0)}, {QV6_8(QV6_F, 2, -2)}};
+static const int32_t qv6_a[2][8] = {{QV6_8(QV6_A, 3, 0)}, {QV6_8(QV6_A, 2, -2)}};
+static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt)
+{
+    const int emin = 1 - qk_fp_bias(fmt), g = fmt == QK_FP_E2M3 ? 0 : 1;
+    const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
+    __m256 q0n = _mm256_mul_ps(x, rn);
+    __m256 q1n = _mm256_fmadd_ps(_mm256_fmadd_ps(q0n, s, x), rn, q0n);
+    __m256 t = _mm256_min_ps(_mm256_and_ps(q1n, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
+                             _mm256_set1_ps(top));   /* NaN -> top */
+    t = _mm256_andnot_ps(_mm256_cmp_ps(q0n, q0n, _CMP_UNORD_Q), t);   /* NaN x -> 0 */
+    __m256i ix = _mm256_srli_epi32(_mm256_max_epi32(_mm256_castps_si256(t),
+                                                    _mm256_set1_epi32((127 + emin) << 23)), 23);
+    __m256 f = _mm256_permutevar8x32_ps(_mm256_loadu_ps(qv6_f[g]), ix);
+    __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)qv6_a[g]), ix);
+    __m256i sg = _mm256_andnot_si256(_mm256_srli_epi32(_mm256_castps_si256(q0n), 26),
+                                     _mm256_set1_epi32(0x20));
+    __m256 w = _mm256_fmadd_ps(t, f, _mm256_castsi256_ps(_mm256_or_si256(a, sg)));
+    return _mm256_and_si256(_mm256_castps_si256(w), _mm256_set1_epi32(0x3f));
 }
 
 /* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */

@@ -20,6 +20,7 @@
 #define QV_W 16
 #define QV_ISA avx512   /* table entries are named avx512_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
+#define QV_HAVE_F6R 1  /* qv_f6_rec: float6 codes of the reciprocal form, negated reciprocal */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1   /* the exact reciprocal form of the quotient (x86_template.h) */
 
@@ -310,13 +311,63 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
                                           _mm512_set1_epi32(0x20), 0x22);   /* ~sg & 0x20 */
 }
 
-/* 4 QV_W float6 codes -> 48 bytes: one narrowing for all 64 (as qv_store4_lean), then each
- * dword's 4 codes to 24 bits and the 3 bytes of each dword gathered */
+/* float6 codes of x / s by the exact reciprocal form (x86_fp8.h), rn = -1/s: the negated
+ * q0n = x rn, en = x + q0n s (exact) and q1n = q0n + en rn (-q1, as RN is symmetric) cost what
+ * the plain form does and give the sign rule without a NaN test: the code's sign bit is the
+ * complement of q0n's sign, both for numbers (q0n has the quotient's opposite sign, also for
+ * zeros) and for NaN (x's NaN, whose code is the zero of the opposite sign).
+ *   t = min(|q1n|, max) after one fixup by q0n: NaN (x NaN) -> +0, +-inf (x infinite or x r
+ *       overflowing) -> +inf, which saturates;
+ *   f = 2^(m - E) and A = (E - emin) << m, E = max(exponent of t, emin), from 16-entry tables
+ *       indexed by t's biased exponent (its low 4 bits tell the few exponents apart);
+ *   w = t f + M with M = 2^23 + A + 32 * sign in one fused rounding: t f has its quantum at
+ *       1, so w is 2^23 plus t's code rounded to nearest even (A and 32 are even, the parity
+ *       is k's) with the sign at bit 5; a carry of k into the next binade lands on its code.
+ * Returns w's bits: the code in the low 6 bits, bits 6-15 zero, so truncating narrowing (and
+ * qv_store6_4's word picking) see the code. */
+#define QV6_E(i, emin) ((((i) + 9) & 15) - 8 < (emin) ? (emin) : (((i) + 9) & 15) - 8)
+#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
+#define QV6_A(i, m, emin) ((QV6_E(i, emin) - (emin)) << (m))
+#define QV6_16(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
+    M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin), M(8, m, emin), M(9, m, emin), \
+    M(10, m, emin), M(11, m, emin), M(12, m, emin), M(13, m, emin), M(14, m, emin), M(15, m, emin)
+static const float qv6_f[2][16] = {{QV6_16(QV6_F, 3, 0)}, {QV6_16(QV6_F, 2, -2)}};
+static const int32_t qv6_a[2][16] = {{QV6_16(QV6_A, 3, 0)}, {QV6_16(QV6_A, 2, -2)}};
+static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt)
+{
+    const int emin = 1 - qk_fp_bias(fmt);
+    const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
+    __m512 q0n = _mm512_mul_ps(x, rn);
+    __m512 q1n = _mm512_fmadd_ps(_mm512_fmadd_ps(q0n, s, x), rn, q0n);
+    /* fixup table by q0n's class: QNaN, SNaN -> +0 (8); -inf, +inf -> +inf (5); others keep */
+    __m512 t = _mm512_fixupimm_ps(q1n, q0n, _mm512_set1_epi32(0x00550088), 0);
+    t = _mm512_range_ps(t, _mm512_set1_ps(top), 0x0a);   /* min of magnitudes, sign cleared */
+    __m512i ix = _mm512_srli_epi32(_mm512_max_epi32(_mm512_castps_si512(t),
+                                                    _mm512_set1_epi32((127 + emin) << 23)), 23);
+    int g = fmt == QK_FP_E2M3 ? 0 : 1;
+    __m512 f = _mm512_permutexvar_ps(ix, _mm512_loadu_ps(qv6_f[g]));
+    __m512i a = _mm512_permutexvar_epi32(ix, _mm512_loadu_si512((const void *)qv6_a[g]));
+    /* M = A | 0x4b000000 | (~sign << 5): where the constant has a 1, the complement of q0n >> 26
+     * (zero above bit 5), elsewhere A (bits 0-4 only) */
+    __m512i mb = _mm512_ternarylogic_epi32(a, _mm512_set1_epi32(0x4b000020),
+                                           _mm512_srli_epi32(_mm512_castps_si512(q0n), 26), 0x74);
+    return _mm512_castps_si512(_mm512_fmadd_ps(t, f, _mm512_castsi512_ps(mb)));
+}
+
+/* 4 QV_W float6 codes (low 6 bits of each lane's low word: clean codes or qv_f6_rec's) -> 48
+ * bytes: two word permutations keep the low words (no saturation of qv_f6_rec's high bits),
+ * one pack to bytes, a dword permutation puts each 128-bit lane's four groups of 4 codes in
+ * order, then each dword's 4 codes become 24 bits and the 3 bytes of each dword are gathered */
 static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3)
 {
-    __m512i p = _mm512_packus_epi16(_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
+    const __m512i lo = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36,
+                                        34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8,
+                                        6, 4, 2, 0);
+    __m512i p = _mm512_packus_epi16(_mm512_permutex2var_epi16(r0, lo, r1),
+                                    _mm512_permutex2var_epi16(r2, lo, r3));
+    /* lane k: codes 8k..8k+7 (r0, r1) and 32+8k..32+8k+7 (r2, r3) */
     __m512i c = _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+        _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15), p);
     __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
     __m512i d = _mm512_madd_epi16(w, _mm512_set1_epi32(0x10000001));
     /* per 128-bit lane: bytes 0-2, 4-6, 8-10, 12-14 to the lane's first 12 */

@@ -41,6 +41,12 @@ enum { QN_SINGLE, QN_EACH, QN_BLOCKS };
 
 static size_t qn_blk(size_t blk) { return blk ? blk : 1; }   /* as the scalar kernels */
 
+/* Packed float6: 4 codes in a 3-byte group (kernels.h), phase the slot in the group. */
+static int qn_p6_y(int yk) { return yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2; }
+static int qn_p6_d(int dk) { return dk == QK_D_PE2M3 || dk == QK_D_PE3M2; }
+/* bytes from the start of packed data to the byte (group) holding slot `slot` */
+static size_t qn_goff(int p6, unsigned per, size_t slot) { return p6 ? slot / 4 * 3 : slot / per; }
+
 static unsigned qn_per_byte(int kind_is_p4, int kind_is_p2)
 {
     return kind_is_p4 ? 2u : kind_is_p2 ? 4u : 1u;
@@ -329,14 +335,17 @@ QN_INLINE void qn_store_q(int yk, void *y, size_t c, const int32x4_t r[4], uint8
 
 /* ------------------------------------------------------------------ float8 / float4 */
 
-static int qn_is_fp(int yk)   /* the float8 / float4 outputs this file vectorises */
+static int qn_is_fp(int yk)   /* the float8 / float4 / float6 outputs this file vectorises */
 {
-    return yk == QK_Y_E4M3FN || yk == QK_Y_E5M2 || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
+    return yk == QK_Y_E4M3FN || yk == QK_Y_E5M2 || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 ||
+           yk >= QK_Y_E2M3;
 }
 
 static int qn_fp_format(int yk)
 {
-    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2
+           : yk == QK_Y_E2M3 || yk == QK_Y_PE2M3 ? QK_FP_E2M3
+           : yk == QK_Y_E3M2 || yk == QK_Y_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
 }
 
 /* float32 -> float8 / float4 codes (one per lane), qk_f32_to_fp's rule. Normal results:
@@ -360,15 +369,15 @@ QN_INLINE uint32x4_t qn_to_fp(float32x4_t q, int fmt, int sat)
                               vreinterpretq_u32_f32(magic));
     uint32x4_t c = vbslq_u32(vcltq_u32(a, vdupq_n_u32((uint32_t)(128 - bias) << 23)), cs, cn);
     uint32x4_t nan = vcgtq_u32(a, vdupq_n_u32(0x7f800000u));   /* inf overflows via cn */
-    if (sat || fmt == QK_FP_E2M1)
+    if (sat || qk_fp_finite(fmt))
         c = vminq_u32(c, vdupq_n_u32(maxc));
     else
         c = vbslq_u32(vcgtq_u32(c, vdupq_n_u32(maxc)),
                       vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu), c);
-    if (fmt == QK_FP_E2M1) {   /* no NaN: the zero of the opposite sign */
+    if (qk_fp_finite(fmt)) {   /* float4 / float6, no NaN: the zero of the opposite sign */
         c = vbicq_u32(c, nan);
         sign = veorq_u32(sign, vandq_u32(nan, vdupq_n_u32(0x80000000u)));
-        return vorrq_u32(c, vshrq_n_u32(sign, 28));
+        return vorrq_u32(c, fmt == QK_FP_E2M1 ? vshrq_n_u32(sign, 28) : vshrq_n_u32(sign, 26));
     }
     c = vbslq_u32(nan, vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7eu : 0x7fu), c);
     return vorrq_u32(c, vshrq_n_u32(sign, 24));
@@ -392,7 +401,20 @@ QN_INLINE uint8x16_t qn_fquant_chunk(int yk, int sat, int has_zf, const void *x,
 
 QN_INLINE void qn_store_fp(int yk, void *y, size_t c, uint8x16_t b)
 {
-    if (yk == QK_Y_PE2M1) {   /* as QK_Y_P4: low byte of each 16-bit lane = e0 | e1 << 4 */
+    if (qn_p6_y(yk)) {
+        /* c0 | c1 << 6 per 16-bit lane, then pairs of those | << 12 per 32-bit lane: each
+         * dword holds a group's 24 bits; its three low bytes are gathered into 12 */
+        static const uint8_t g3[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 16, 16, 16};
+        uint16x8_t h = vreinterpretq_u16_u8(b);
+        h = vsliq_n_u16(h, vshrq_n_u16(h, 8), 6);
+        uint32x4_t w = vreinterpretq_u32_u16(h);
+        w = vsliq_n_u32(w, vshrq_n_u32(w, 16), 12);
+        uint8x16_t o = vqtbl1q_u8(vreinterpretq_u8_u32(w), vld1q_u8(g3));
+        uint8_t *d = (uint8_t *)y + c / 4 * 3;
+        uint32_t tail = vgetq_lane_u32(vreinterpretq_u32_u8(o), 2);
+        vst1_u8(d, vget_low_u8(o));
+        memcpy(d + 8, &tail, 4);
+    } else if (yk == QK_Y_PE2M1) {   /* as QK_Y_P4: low byte of each 16-bit lane = e0 | e1 << 4 */
         uint16x8_t w = vreinterpretq_u16_u8(b);
         w = vorrq_u16(w, vshrq_n_u16(w, 4));
         vst1_u8((uint8_t *)y + c / 2, vmovn_u16(w));
@@ -407,7 +429,7 @@ static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t
 {
     static const size_t xsize[QK_NX] = {4, 2, 2, 4};
     size_t blk = qn_blk(p->blk);
-    unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
+    unsigned per = qn_p6_y(yk) ? 4u : qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     qk_qparams q = *p;
     while (a < b) {
         size_t e = blk >= n ? 0 : a / blk;
@@ -421,7 +443,7 @@ static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t
         void *yy;
         if (per > 1) {
             size_t slot = p->phase + a;
-            yy = (uint8_t *)y + slot / per;
+            yy = (uint8_t *)y + qn_goff(qn_p6_y(yk), per, slot);
             q.phase = (unsigned)(slot % per);
         } else {
             yy = (uint8_t *)y + a * (yk == QK_Y_B16 ? 2u : 1u);
@@ -688,7 +710,7 @@ QN_INLINE void qn_quant_body(int xk, int qk, int yk, int mode, const void *x, vo
         else qn_quant_body_rc(xk, qk, yk, mode, x, yb, i0, i1, p);
     }
     else if (p->zpf) qn_quant_body_fp(xk, qk, yk, 1, 1, mode, x, yb, i0, i1, p);
-    else if (p->saturate || yk == QK_Y_E2M1 || yk == QK_Y_PE2M1)
+    else if (p->saturate || qk_fp_finite(qn_fp_format(yk)))
         qn_quant_body_fp(xk, qk, yk, 1, 0, mode, x, yb, i0, i1, p);
     else qn_quant_body_fp(xk, qk, yk, 0, 0, mode, x, yb, i0, i1, p);
 }
@@ -704,13 +726,13 @@ QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n
         qk_quant_scalar(xk, qk, yk, x, y, n, p);
         return;
     }
-    unsigned per = qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
+    unsigned per = qn_p6_y(yk) ? 4u : qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
     size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
     if (head) qn_quant_part(xk, qk, yk, x, y, 0, head, n, p);
     if (i1 > head) {
-        void *yb = per > 1 ? (void *)((uint8_t *)y + (p->phase + head) / per)
+        void *yb = per > 1 ? (void *)((uint8_t *)y + qn_goff(qn_p6_y(yk), per, p->phase + head))
                            : (void *)((uint8_t *)y + head * (yk == QK_Y_B16 ? 2u : 1u));
         size_t blk = qn_blk(p->blk);
         if (blk >= n) qn_quant_body(xk, qk, yk, QN_SINGLE, x, yb, head, i1, p);
@@ -728,6 +750,7 @@ typedef struct qn_dpar {
     int32x4_t zp[4];
     int64x2_t zp64[8];
     float32x4_t fz[4];   /* codes of <= 16 bits: 2^23 + zp + flip (qn_dpar_magic) */
+    float32x4_t zf[4];   /* float6: the float zero points (p->zpf), else unused */
 } qn_dpar;
 
 /* The magic-number form of code - zp for codes of <= 16 bits: a code c, made non-negative by
@@ -745,8 +768,9 @@ QN_INLINE void qn_dpar_magic(qn_dpar *v, uint32_t flip)
 QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
 {
     float32x4_t s = vdupq_n_f32(p->scale[e]);
+    float32x4_t zf = vdupq_n_f32(dk >= QK_D_E2M3 && p->zpf ? p->zpf[e] : 0.0f);
     QN_UNROLL
-    for (int k = 0; k < 4; k++) v->s[k] = s;
+    for (int k = 0; k < 4; k++) { v->s[k] = s; v->zf[k] = zf; }
     if (dk == QK_D_B32) {
         int64x2_t zp = vdupq_n_s64(p->zp64 ? p->zp64[e] : 0);
         QN_UNROLL
@@ -763,6 +787,7 @@ QN_INLINE void qn_dpar_each(int dk, qn_dpar *v, const qk_dparams *p, size_t i)
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->s[k] = vld1q_f32(p->scale + i + 4 * k);
+        v->zf[k] = dk >= QK_D_E2M3 && p->zpf ? vld1q_f32(p->zpf + i + 4 * k) : vdupq_n_f32(0.0f);
         if (dk == QK_D_B32) {
             v->zp64[2 * k] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k) : vdupq_n_s64(0);
             v->zp64[2 * k + 1] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k + 2) : vdupq_n_s64(0);
@@ -775,11 +800,12 @@ QN_INLINE void qn_dpar_each(int dk, qn_dpar *v, const qk_dparams *p, size_t i)
 static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, size_t *e,
                            size_t *off)
 {
-    float s[QN_CHUNK];
+    float s[QN_CHUNK], zf[QN_CHUNK];
     int32_t z[QN_CHUNK];
     int64_t z64[QN_CHUNK];
     for (int j = 0; j < QN_CHUNK; j++) {
         s[j] = p->scale[*e];
+        zf[j] = dk >= QK_D_E2M3 && p->zpf ? p->zpf[*e] : 0.0f;
         z[j] = p->zp ? p->zp[*e] : 0;
         z64[j] = p->zp64 ? p->zp64[*e] : 0;
         if (++*off == blk) { *off = 0; ++*e; }
@@ -787,6 +813,7 @@ static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, 
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->s[k] = vld1q_f32(s + 4 * k);
+        v->zf[k] = vld1q_f32(zf + 4 * k);
         if (dk == QK_D_B32) {
             v->zp64[2 * k] = vld1q_s64(z64 + 4 * k);
             v->zp64[2 * k + 1] = vld1q_s64(z64 + 4 * k + 2);
@@ -850,20 +877,42 @@ QN_INLINE void qn_magic_codes(int dk, int sgn, int part, const void *x, size_t c
 
 static int qn_is_fp_in(int dk)
 {
-    return dk == QK_D_E4M3FN || dk == QK_D_E5M2 || dk == QK_D_E2M1 || dk == QK_D_PE2M1;
+    return dk == QK_D_E4M3FN || dk == QK_D_E5M2 || dk == QK_D_E2M1 || dk == QK_D_PE2M1 ||
+           dk >= QK_D_E2M3;
+}
+
+/* 16 packed float6 codes (12 bytes, 4 groups of 4 codes in 3) -> bytes: each code's 16-bit
+ * window (the byte holding its low bits and the next, or zero: index 16) into a 16-bit
+ * lane, shifted down by the code's position in it and masked */
+QN_INLINE uint8x16_t qn_load6(const uint8_t *x)
+{
+    static const uint8_t win[2][16] = {{0, 1, 0, 1, 1, 2, 2, 16, 3, 4, 3, 4, 4, 5, 5, 16},
+                                       {6, 7, 6, 7, 7, 8, 8, 16, 9, 10, 9, 10, 10, 11, 11, 16}};
+    static const int16_t sh[8] = {0, -6, -4, -2, 0, -6, -4, -2};
+    uint32_t last;
+    memcpy(&last, x + 8, 4);
+    uint8x16_t b = vcombine_u8(vld1_u8(x), vreinterpret_u8_u32(vdup_n_u32(last)));
+    int16x8_t shv = vld1q_s16(sh);
+    uint16x8_t m = vdupq_n_u16(0x3f);
+    uint16x8_t lo = vandq_u16(vshlq_u16(vreinterpretq_u16_u8(vqtbl1q_u8(b, vld1q_u8(win[0]))), shv), m);
+    uint16x8_t hi = vandq_u16(vshlq_u16(vreinterpretq_u16_u8(vqtbl1q_u8(b, vld1q_u8(win[1]))), shv), m);
+    return vcombine_u8(vmovn_u16(lo), vmovn_u16(hi));
 }
 
 /* float8 / float4 codes (low bits of each lane) -> float32, exact: qk_fp_to_f32's rule.
  * Normal: rebias. Subnormal or zero: the mantissa times the smallest subnormal. */
 QN_INLINE float32x4_t qn_from_fp(uint32x4_t c, int dk)
 {
-    const int fmt = dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2 : QK_FP_E2M1;
+    const int fmt = dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2
+                    : dk == QK_D_E2M3 || dk == QK_D_PE2M3 ? QK_FP_E2M3
+                    : dk == QK_D_E3M2 || dk == QK_D_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
     const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
-    const uint32_t sbit = fmt == QK_FP_E2M1 ? 0x8u : 0x80u;
-    if (fmt == QK_FP_E2M1) c = vandq_u32(c, vdupq_n_u32(0xfu));   /* high bits ignored */
+    const uint32_t sbit = qk_fp_sbit(fmt);
+    if (qk_fp_finite(fmt)) c = vandq_u32(c, vdupq_n_u32(2u * sbit - 1u));   /* high bits ignored */
     uint32x4_t mag = vandq_u32(c, vdupq_n_u32(sbit - 1u));
     uint32x4_t sign = vandq_u32(c, vdupq_n_u32(sbit));   /* shifts take literal counts */
-    sign = fmt == QK_FP_E2M1 ? vshlq_n_u32(sign, 28) : vshlq_n_u32(sign, 24);
+    sign = fmt == QK_FP_E2M1 ? vshlq_n_u32(sign, 28)
+           : qk_fp_finite(fmt) ? vshlq_n_u32(sign, 26) : vshlq_n_u32(sign, 24);
     uint32x4_t normal = vaddq_u32(vshlq_u32(mag, vdupq_n_s32(23 - m)),
                                   vdupq_n_u32((uint32_t)(127 - bias) << 23));
     float32x4_t unit = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 + 1 - bias - m) << 23));
@@ -900,7 +949,7 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
 {
     static const size_t osize[QK_NO] = {4, 2, 2, 1};
     size_t blk = qn_blk(p->blk);
-    unsigned per = qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
+    unsigned per = qn_p6_d(dk) ? 4u : qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
     size_t xsize = qn_code_size(dk);
     qk_dparams q = *p;
     while (a < b) {
@@ -909,11 +958,12 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
         q.scale = p->scale + e;
         q.zp = p->zp ? p->zp + e : NULL;
         q.zp64 = p->zp64 ? p->zp64 + e : NULL;
+        q.zpf = p->zpf ? p->zpf + e : NULL;
         q.blk = end - a;
         const void *xx;
         if (per > 1) {
             size_t slot = p->phase + a;
-            xx = (const uint8_t *)x + slot / per;
+            xx = (const uint8_t *)x + qn_goff(qn_p6_d(dk), per, slot);
             q.phase = (unsigned)(slot % per);
         } else {
             xx = (const uint8_t *)x + a * xsize;
@@ -948,15 +998,18 @@ QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, int part, const void *x
             v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
         }
     } else if (qn_is_fp_in(dk)) {
-        /* float8 zero points are zero, float4 ones ignored: no subtraction */
-        uint8x16_t b = qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb, i - i0,
-                                      vdupq_n_u8(0xff), f8);
+        /* float8 zero points are zero, float4 ones ignored: no subtraction; float6 ones are
+         * subtracted in float (pv->zf, zero without one: d - 0 is d for every code) */
+        uint8x16_t b = qn_p6_d(dk) ? qn_load6((const uint8_t *)xb + (i - i0) / 4 * 3)
+                       : qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb, i - i0,
+                                        vdupq_n_u8(0xff), f8);
         uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_high_u8(b);
         uint32x4_t c[4] = {vmovl_u16(vget_low_u16(h0)), vmovl_high_u16(h0),
                            vmovl_u16(vget_low_u16(h1)), vmovl_high_u16(h1)};
         QN_UNROLL
         for (int k = 0; k < 4; k++) {   /* a NaN x keeps its NaN, as the scalar kernel */
             float32x4_t d = qn_from_fp(c[k], dk);
+            if (dk >= QK_D_E2M3) d = vsubq_f32(d, pv->zf[k]);
             v[k] = vbslq_f32(vceqq_f32(d, d), vmulq_f32(d, pv->s[k]), d);
         }
     } else {
@@ -1041,16 +1094,18 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
         qk_dequant_scalar(dk, ok, x, y, n, p);
         return;
     }
-    unsigned per = qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
+    unsigned per = qn_p6_d(dk) ? 4u : qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
     size_t head = per > 1 ? (per - p->phase % per) % per : 0;
     if (head > n) head = n;
     size_t i1 = head + (n - head) / QN_CHUNK * QN_CHUNK;
     if (head) qn_dequant_part(dk, ok, x, y, 0, head, n, p);
     if (i1 > head) {
-        const void *xb = per > 1 ? (const void *)((const uint8_t *)x + (p->phase + head) / per)
+        const void *xb = per > 1 ? (const void *)((const uint8_t *)x +
+                                                  qn_goff(qn_p6_d(dk), per, p->phase + head))
                                  : (const void *)((const uint8_t *)x +
                                                   head * qn_code_size(dk));
-        if (p->is_signed) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
+        /* float codes have no signedness: one copy of the loops */
+        if (p->is_signed && !qn_is_fp_in(dk)) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
         else qn_dequant_sgn(dk, ok, 0, xb, y, head, i1, n, p);
     }
     if (i1 < n) qn_dequant_part(dk, ok, x, y, i1, n, n, p);
@@ -1148,6 +1203,10 @@ QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E4M3FN)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E5M2)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E2M1)
 QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE2M1)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E2M3)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE2M3)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_E3M2)
+QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE3M2)
 /* Only the rows a call reaches without `precision` (the operands' own quotient precision):
  * the others (a float16 / bfloat16 quotient of other operands, float64 quotients of int32
  * operands) take the scalar kernel, which keeps the static library of a scalar + NEON build
@@ -1172,6 +1231,10 @@ QN_DFN_O(QK_D_E4M3FN)
 QN_DFN_O(QK_D_E5M2)
 QN_DFN_O(QK_D_E2M1)
 QN_DFN_O(QK_D_PE2M1)
+QN_DFN_O(QK_D_E2M3)
+QN_DFN_O(QK_D_PE2M3)
+QN_DFN_O(QK_D_E3M2)
+QN_DFN_O(QK_D_PE3M2)
 
 #define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
                           quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
@@ -1180,7 +1243,9 @@ QN_DFN_O(QK_D_PE2M1)
 #define QN_QROW_FP { quant_QK_X_F32_QK_Q_F32_QK_Y_B8, quant_QK_X_F32_QK_Q_F32_QK_Y_B16, \
     quant_QK_X_F32_QK_Q_F32_QK_Y_P4, quant_QK_X_F32_QK_Q_F32_QK_Y_P2, \
     quant_QK_X_F32_QK_Q_F32_QK_Y_E4M3FN, NULL, quant_QK_X_F32_QK_Q_F32_QK_Y_E5M2, NULL, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M1, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M1 }
+    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M1, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M1, NULL, NULL, NULL, \
+    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M3, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M3, \
+    quant_QK_X_F32_QK_Q_F32_QK_Y_E3M2, quant_QK_X_F32_QK_Q_F32_QK_Y_PE3M2 }
 #define QN_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
 
 const qk_table qk_neon_table = {
@@ -1192,6 +1257,7 @@ const qk_table qk_neon_table = {
     { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
       QN_DROW(QK_D_B32), QN_DROW(QK_D_E4M3FN), { NULL, NULL, NULL, NULL },
       QN_DROW(QK_D_E5M2), { NULL, NULL, NULL, NULL }, QN_DROW(QK_D_E2M1),
-      QN_DROW(QK_D_PE2M1) },
+      QN_DROW(QK_D_PE2M1), { NULL, NULL, NULL, NULL }, { NULL, NULL, NULL, NULL },
+      QN_DROW(QK_D_E2M3), QN_DROW(QK_D_PE2M3), QN_DROW(QK_D_E3M2), QN_DROW(QK_D_PE3M2) },
     minmax_f32_neon,
 };

@@ -95,8 +95,12 @@ QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s,
         /* float6: the magnitude from q1 (NaN for x = +-inf: saturates), the sign and NaN from
          * q0 = x * r, which has the quotient's signed zero and x's NaN */
         if (rec) {
+#if defined(QV_HAVE_F6R)
+            return qv_f6_rec(xv, s, r, qf_fmt_y(yk));   /* r is -1/s here (qf_rvec) */
+#else
             vf q0 = qv_mul(xv, r);
             return qv_to_f6(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0, qf_fmt_y(yk));
+#endif
         }
         q = qv_div(xv, s);
         if (has_zf) q = qv_add_f(q, zf);
@@ -111,6 +115,17 @@ QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s,
     }
     if (has_zf) q = qv_add_f(q, zf);
     return qv_to_fp(q, qf_fmt_y(yk), sat);
+}
+
+/* The reciprocals as qf_qvec takes them: negated for a vector layer's qv_f6_rec. */
+QF_INLINE vf qf_rvec(int yk, vf r)
+{
+#if defined(QV_HAVE_F6R)
+    if (qf_fmt_y(yk) == QK_FP_E2M3 || qf_fmt_y(yk) == QK_FP_E3M2) return qv_mul(r, qv_set1(-1.0f));
+#else
+    (void)yk;
+#endif
+    return r;
 }
 
 /* Codes go out through the integer stores: bytes, or nibble pairs for packed float4;
@@ -138,7 +153,7 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
     size_t m = (b - a) / QV_W * QV_W;
     vf s = qv_set1(p->scale[e]);
     vf zf = qv_set1(has_zf ? p->zpf[e] : 0.0f);
-    vf r = qv_set1(rec ? p->rscale[e] : 0.0f);
+    vf r = qf_rvec(yk, qv_set1(rec ? p->rscale[e] : 0.0f));
     unsigned char *ya = y + qf_goff(per, per > 1 ? p->phase + a : a);
     size_t i = 0;
     for (; m - i >= 4 * QV_W; i += 4 * QV_W) {
@@ -168,7 +183,7 @@ QF_INLINE void qf_quant_each(int yk, int sat, int has_zf, int rec, const float *
     unsigned char *ya = y + qf_goff(per, per > 1 ? p->phase + a : a);
     for (size_t i = 0; i < m; i += QV_W) {
         vf zf = has_zf ? qv_loadu_f(p->zpf + a + i) : qv_set1(0.0f);
-        vf r = rec ? qv_loadu_f(p->rscale + a + i) : qv_set1(0.0f);
+        vf r = rec ? qf_rvec(yk, qv_loadu_f(p->rscale + a + i)) : qv_set1(0.0f);
         qf_store1(yk, ya + QF_YBYTES(yk, i),
                   qf_qvec(yk, sat, has_zf, rec, x + a + i, qv_loadu_f(p->scale + a + i), r, zf),
                   mask);

@@ -201,11 +201,15 @@ static const char *dk_name[] = {"b8", "b16", "p4", "p2", "b32", "e4m3fn", "e4m3f
                                 "e2m3", "pe2m3", "e3m2", "pe3m2"};
 static const char *ok_name[] = {"f32", "f16", "bf16", "e8m0"};
 
-/* float8 / float4 output kinds (the saturate flag matters, the range fields do not) */
+/* float8 / float4 / float6 output kinds (the saturate flag matters, the range fields do not) */
 static int is_fp_y(int yk)
 {
-    return yk >= QK_Y_E4M3FN && yk <= QK_Y_PE2M1;
+    return (yk >= QK_Y_E4M3FN && yk <= QK_Y_PE2M1) || yk >= QK_Y_E2M3;
 }
+
+/* packed float6: 4 codes in 3 bytes, phase the slot in the group */
+static int is_p6_y(int yk) { return yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2; }
+static int is_p6_d(int dk) { return dk == QK_D_PE2M3 || dk == QK_D_PE3M2; }
 
 static int fp_fmt_y(int yk)
 {
@@ -214,6 +218,8 @@ static int fp_fmt_y(int yk)
     case QK_Y_E4M3FNUZ: return QK_FP_E4M3FNUZ;
     case QK_Y_E5M2: return QK_FP_E5M2;
     case QK_Y_E5M2FNUZ: return QK_FP_E5M2FNUZ;
+    case QK_Y_E2M3: case QK_Y_PE2M3: return QK_FP_E2M3;
+    case QK_Y_E3M2: case QK_Y_PE3M2: return QK_FP_E3M2;
     default: return QK_FP_E2M1;
     }
 }
@@ -248,11 +254,12 @@ static size_t entries_for(size_t n, size_t blk)
  * float32 ulp around both, the overflow region, specials, anything. */
 static float gen_fp_quotient(int fmt)
 {
-    uint8_t code = (uint8_t)(fmt == QK_FP_E2M1 ? rnd() & 0xf : rnd());
+    uint8_t cm = fmt == QK_FP_E2M1 ? 0xf : qk_fp_finite(fmt) ? 0x3f : 0xff;
+    uint8_t code = (uint8_t)(rnd() & cm);
     float v = qk_fp_to_f32(code, fmt);
     if (!isfinite(v)) v = qk_fp_to_f32((uint8_t)(code & 0x3f), fmt);
     uint8_t up = (uint8_t)(code + 1);
-    float w = qk_fp_to_f32(fmt == QK_FP_E2M1 ? (uint8_t)(up & 0xf) : up, fmt);
+    float w = qk_fp_to_f32((uint8_t)(up & cm), fmt);
     switch (rndn(8)) {
     case 0: case 1: return v;
     case 2: case 3:   /* halfway to the next code (a tie) */
@@ -297,9 +304,9 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
 {
     static const size_t xsz[] = {4, 2, 2, 4};
     qk_quant_fn fn = qk_neon_table.quant[xk][qk][yk];
-    unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 ? 4 : 1;
+    unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 || is_p6_y(yk) ? 4 : 1;
     size_t ysz = yk == QK_Y_B16 ? 2 : 1;
-    int fp = is_fp_y(yk), f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1;
+    int fp = is_fp_y(yk), f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk >= QK_Y_E2M3;
     size_t blk = pick_blk(n, c);
     unsigned phase = per > 1 ? (unsigned)(c / 3 % per) : 0;
     size_t ne = entries_for(n, blk);
@@ -370,7 +377,8 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     }
 
     /* output: same random bytes around both results */
-    size_t ybytes = per > 1 ? (phase + n + per - 1) / per : n * ysz;
+    size_t ybytes = is_p6_y(yk) ? (phase + n + 3) / 4 * 3
+                    : per > 1 ? (phase + n + per - 1) / per : n * ysz;
     uint8_t *y = gb_place(&gy, ybytes, where, rndn(3), ysz);
     size_t before = (size_t)(y - gy.data) < WIN ? (size_t)(y - gy.data) : WIN;
     size_t after = (size_t)(gy.data + gy.cap - (y + ybytes));
@@ -443,7 +451,7 @@ static void test_quant(int rounds)
 static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_t c)
 {
     qk_dequant_fn fn = qk_neon_table.dequant[dk][ok];
-    unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 ? 4 : 1;
+    unsigned per = dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2 : dk == QK_D_P2 || is_p6_d(dk) ? 4 : 1;
     size_t xsz = dk == QK_D_B16 || dk == QK_D_F16 || dk == QK_D_BF16 ? 2 : dk == QK_D_B32 ? 4 : 1;
     size_t osz = ok == QK_O_F32 ? 4 : ok == QK_O_E8M0 ? 1 : 2;
     size_t blk = pick_blk(n, c);
@@ -461,6 +469,8 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
     float *scale = (float *)gb_place(&gs, ne * 4, where, skew, 4);
     int32_t *zp = use_zp && !wide ? (int32_t *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
     int64_t *zp64 = use_zp && wide ? (int64_t *)gb_place(&gz, ne * 8, !where, skew, 8) : NULL;
+    /* float6: zero points of the type, subtracted in float */
+    float *zpf = use_zp && dk >= QK_D_E2M3 ? (float *)gb_place(&gs64, ne * 4, where, skew, 4) : NULL;
     float s0 = gen_dq_scale();
     int same = rnd() & 1;
     int huge = wide && rnd() % 16 == 0;   /* beyond any 32-bit type: the scalar fallback */
@@ -471,6 +481,7 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
         if (huge && rnd() % 8 == 0) z = (int64_t)(rnd() >> (rnd() % 12)) * (rnd() & 1 ? 1 : -1);
         if (zp) zp[e] = (int32_t)z;
         if (zp64) zp64[e] = z;
+        if (zpf) zpf[e] = gen_f4_zero_point();
     }
     qk_dparams p;
     memset(&p, 0, sizeof p);
@@ -481,8 +492,10 @@ static void dequant_case(int dk, int ok, int sgn, unsigned bits, size_t n, size_
     p.bits = bits;
     p.is_signed = sgn;
     p.phase = phase;
+    p.zpf = zpf;
 
-    size_t xbytes = per > 1 ? (phase + n + per - 1) / per : n * xsz;
+    size_t xbytes = is_p6_d(dk) ? (phase + n + 3) / 4 * 3
+                    : per > 1 ? (phase + n + per - 1) / per : n * xsz;
     uint8_t *x = gb_place(&gx, xbytes, !where, skew, xsz);
     for (size_t i = 0; i < xbytes; i++) x[i] = (uint8_t)rnd();
     if (rnd() % 4 == 0 && dk == QK_D_B16)   /* range edges */
