@@ -199,11 +199,10 @@ QF_INLINE void qf_quant_run2(int yk, int sat, int has_zf, int rec, const void *x
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
     if (n == 0) return;
-    if (blk >= n) {
-        qf_quant_entry(yk, sat, has_zf, rec, x, y, 0, n, 0, n, p);
-    } else if (blk == 1) {
+    /* one inlined copy of the entry loop: a single entry (blk >= n) is its first iteration */
+    if (blk == 1 && n > 1) {
         qf_quant_each(yk, sat, has_zf, rec, x, y, n, p);
-    } else if (blk >= QV_W) {
+    } else if (blk >= QV_W || blk >= n) {
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
             qf_quant_entry(yk, sat, has_zf, rec, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
@@ -294,9 +293,7 @@ QF_INLINE void qf_deq_run2(int dk, int ok, int has_zf, const void *xv, void *yv,
     unsigned char *y = (unsigned char *)yv;
     size_t blk = p->blk ? p->blk : 1;
     if (n == 0) return;
-    if (blk >= n) {
-        qf_deq_entry(dk, ok, has_zf, x, y, 0, n, 0, n, p);
-    } else if (blk == 1) {
+    if (blk == 1 && n > 1) {
         size_t per = qf_per_d(dk), a = per > 1 && p->phase % per ? per - p->phase % per : 0;
         if (a > n) a = n;
         size_t m = (n - a) / QV_W * QV_W;
@@ -308,7 +305,7 @@ QF_INLINE void qf_deq_run2(int dk, int ok, int has_zf, const void *xv, void *yv,
         }
         if (a) qf_deq_part(dk, ok, x, y, 0, a, 1, p);
         if (a + m < n) qf_deq_part(dk, ok, x, y, a + m, n, 1, p);
-    } else if (blk >= QV_W) {
+    } else if (blk >= QV_W || blk >= n) {   /* one inlined copy, as for quantize */
         for (size_t a = 0, e = 0; a < n; a += blk, e++)
             qf_deq_entry(dk, ok, has_zf, x, y, a, n - a < blk ? n : a + blk, e, blk, p);
     } else {
@@ -359,11 +356,13 @@ QF_DROW(QK_D_BF16)
 /* For x86_template.h's QT_TABLE: the float32 x / float32 quotient row with the float
  * outputs (fnuz formats, 32-bit and Quark outputs stay scalar), and the dequantize rows
  * after the 32-bit one. */
+/* QT_QUARK_QENTRIES: the B32 / F16 / BF16 slots, from x86_quark.h (included next by the same
+ * files; the row expands where QT_TABLE is used). */
 #define QT_F32_ROW                                                                           \
     { QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B8), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B16),                  \
       QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P4), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P2),                   \
       QT_N(f_q_QK_Y_E4M3FN), NULL, QT_N(f_q_QK_Y_E5M2), NULL, QT_N(f_q_QK_Y_E2M1),            \
-      QT_N(f_q_QK_Y_PE2M1), NULL, NULL, NULL, QT_N(f_q_QK_Y_E2M3), QT_N(f_q_QK_Y_PE2M3),      \
+      QT_N(f_q_QK_Y_PE2M1), QT_QUARK_QENTRIES, QT_N(f_q_QK_Y_E2M3), QT_N(f_q_QK_Y_PE2M3),      \
       QT_N(f_q_QK_Y_E3M2), QT_N(f_q_QK_Y_PE3M2) }
 #define QT_FP_DROWS                                                                          \
     QF_DENTRIES(QK_D_E4M3FN), { QF_QNULL4 }, QF_DENTRIES(QK_D_E5M2), { QF_QNULL4 },          \

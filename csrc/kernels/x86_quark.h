@@ -5,8 +5,8 @@
  *
  * Not a standalone header: the including file defines its vector layer (QV_W 8 or 16,
  * qv_loadu_f, qv_div, qv_mul, qv_set1, qv_add_f, qv_store_out) and includes x86_fp8.h first;
- * this file then replaces x86_fp8.h's float32 row (QT_F32_ROW) with one that also holds the
- * three quantize entries, and sets QT_B32_DROW for x86_template.h's QT_TABLE.
+ * this file then names the three quantize entries for x86_fp8.h's float32 row
+ * (QT_QUARK_QENTRIES) and sets QT_B32_DROW for x86_template.h's QT_TABLE.
  *
  * The same operations as scalar.c: the correctly rounded float32 quotient (true division:
  * these outputs keep every bit of it), then
@@ -246,13 +246,7 @@ static void QT_N(k_d_b32)(const void *x, void *y, size_t n, const qk_dparams *p)
 }
 
 /* x86_fp8.h's float32 row with the three Quark outputs filled in */
-#undef QT_F32_ROW
-#define QT_F32_ROW                                                                           \
-    { QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B8), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_B16),                  \
-      QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P4), QT_N(q_QK_X_F32_QK_Q_F32_QK_Y_P2),                   \
-      QT_N(f_q_QK_Y_E4M3FN), NULL, QT_N(f_q_QK_Y_E5M2), NULL, QT_N(f_q_QK_Y_E2M1),            \
-      QT_N(f_q_QK_Y_PE2M1), QT_N(k_q_QK_Y_B32), QT_N(k_q_QK_Y_F16), QT_N(k_q_QK_Y_BF16),      \
-      QT_N(f_q_QK_Y_E2M3), QT_N(f_q_QK_Y_PE2M3), QT_N(f_q_QK_Y_E3M2), QT_N(f_q_QK_Y_PE3M2) }
+#define QT_QUARK_QENTRIES QT_N(k_q_QK_Y_B32), QT_N(k_q_QK_Y_F16), QT_N(k_q_QK_Y_BF16)
 #define QT_B32_DROW { QT_N(k_d_b32), NULL, NULL }
 
 #endif
