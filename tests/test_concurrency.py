@@ -54,6 +54,8 @@ def _operations():
 
 
 def _bytes(result):
+    if isinstance(result, qsimd.PackedTensor):
+        return result.tobytes()
     if isinstance(result, tuple):
         return b"|".join(np.asarray(r).tobytes() for r in result)
     return result.tobytes()

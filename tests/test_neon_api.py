@@ -32,6 +32,8 @@ def run_both(fn):
         for name in ("scalar", "neon"):
             qsimd.set_isa(name)
             r = fn()
+            if isinstance(r, qsimd.PackedTensor):   # packed=True: its bytes (a tuple itself)
+                r = (r.data,)
             r = r if isinstance(r, tuple) else (r,)
             out[name] = [np.ascontiguousarray(a).view(np.uint8).tobytes() for a in r]
     finally:

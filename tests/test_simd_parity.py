@@ -114,6 +114,10 @@ def raw(a):
 
 
 def assert_same(a, b, what):
+    if isinstance(a, qsimd.PackedTensor):   # fields by equality, the bytes bit for bit
+        assert isinstance(b, qsimd.PackedTensor), what
+        assert a.dtype == b.dtype and a.shape == b.shape, what
+        a, b = a.data, b.data
     if isinstance(a, tuple):
         for i, (u, v) in enumerate(zip(a, b)):
             assert_same(u, v, f"{what}[{i}]")
