@@ -212,7 +212,7 @@ ext = Extension(
     define_macros=define_macros,
     depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
-    ["-O2", "-ffp-contract=off", "-fvisibility=hidden"]
+    ["-Os", "-ffp-contract=off", "-fvisibility=hidden"]
     + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,
     extra_link_args=(["-fsanitize=" + os.environ["QSIMD_SANITIZE"]] if os.environ.get("QSIMD_SANITIZE") else []),
 )

@@ -1321,13 +1321,20 @@ QT_SFN_Y(QK_X_F32, QK_Q_BF16)
 QT_SFN_Y(QK_X_I32, QK_Q_F32)
 QT_SFN_Y(QK_X_I32, QK_Q_BF16)
 QT_DFN(QK_D_B8, QK_O_F32)
-QT_DFN(QK_D_B8, QK_O_BF16)
 QT_DFN(QK_D_B16, QK_O_F32)
-QT_DFN(QK_D_B16, QK_O_BF16)
 QT_DFN(QK_D_P4, QK_O_F32)
-QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_F32)
+/* bfloat16 outputs of the integer dequantize rows; sse41.c leaves them to scalar.c (QV_BF16_OUT
+ * 0: 22 KB of code for CPUs without AVX2 asked for bfloat16) */
+#if !defined(QV_BF16_OUT) || QV_BF16_OUT
+QT_DFN(QK_D_B8, QK_O_BF16)
+QT_DFN(QK_D_B16, QK_O_BF16)
+QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_BF16)
+#define QT_BF16O(f) f
+#else
+#define QT_BF16O(f) NULL
+#endif
 #if QV_HAVE_F16C
 QT_PFN_P(QK_X_F16, QK_Q_F32)
 QT_PFN_P(QK_X_F16, QK_Q_F16)
@@ -1358,7 +1365,7 @@ QT_DFN(QK_D_P2, QK_O_F16)
 #endif
 
 #define QT_DROW(dk) { QT_N(d_##dk##_QK_O_F32), QT_F16(QT_N(d_##dk##_QK_O_F16)), \
-                         QT_N(d_##dk##_QK_O_BF16) }
+                         QT_BF16O(QT_N(d_##dk##_QK_O_BF16)) }
 
 /* The table; float64 quotients (int32 x) stay with scalar.c, 32-bit dequantization too
  * unless x86_quark.h sets QT_B32_DROW. */
