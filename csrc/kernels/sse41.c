@@ -9,7 +9,10 @@
 #define QV_W 4
 #define QV_ISA sse41   /* table entries are named sse41_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F16C 0
-#define QV_BF16_OUT 0   /* integer -> bfloat16 dequantization: scalar.c (x86_template.h) */
+/* bfloat16 outputs of integer dequantization and bfloat16 inputs of quantization: scalar.c
+ * (x86_template.h; rare on CPUs without AVX2, 33 KB of code) */
+#define QV_BF16_OUT 0
+#define QV_BF16_IN 0
 /* No FMA at this level: an exact residual x - q*s would need a split product and a
  * compensated sum (about 20 operations), no faster than divps, so the quotient divides. */
 #define QV_HAVE_FMA 0
