@@ -35,7 +35,6 @@ typedef void (*qk_mxbfp_fn)(const float *x, float *y, size_t len, size_t inner,
 
 void qk_mxbfp_scalar(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
 #if defined(QSIMD_HAVE_X86)
-void qk_mxbfp_sse41(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
 void qk_mxbfp_avx2(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
 void qk_mxbfp_avx512(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
 #endif
@@ -46,8 +45,6 @@ typedef void (*qk_mxscales_fn)(const float *x, uint8_t *s, size_t len, size_t in
 void qk_mxscales_scalar(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
                         int shift);
 #if defined(QSIMD_HAVE_X86)
-void qk_mxscales_sse41(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
-                       int shift);
 void qk_mxscales_avx2(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
                       int shift);
 void qk_mxscales_avx512(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,

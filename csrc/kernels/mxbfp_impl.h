@@ -17,6 +17,14 @@
 #define MXB_INLINE static inline
 #endif
 
+/* The AVX2 block's four-vector loops fully unrolled (its arrays stay in registers): the file
+ * is built at -O2, which does not unroll them itself. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MXB_UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define MXB_UNROLL4
+#endif
+
 MXB_INLINE uint32_t mxb_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 MXB_INLINE float mxb_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
@@ -397,6 +405,7 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
     const __m256i fexp = _mm256_set1_epi32(0x7f800000), smask = _mm256_set1_epi32((int)0x80000000u);
     __m256 xv[4];
     __m256i f[4], sp[4], m = _mm256_setzero_si256();
+    MXB_UNROLL4
     for (int j = 0; j < 4; j++) {
         xv[j] = _mm256_loadu_ps(x + 8 * j);
         f[j] = _mm256_and_si256(_mm256_castps_si256(xv[j]), fexp);
@@ -413,7 +422,8 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
         __m256i floor = _mm256_add_epi32(m, k->fl);
         __m256 maxs = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
         __m256 nmaxs = _mm256_or_ps(maxs, _mm256_castsi256_ps(smask));
-        for (int j = 0; j < 4; j++) {
+        MXB_UNROLL4
+    for (int j = 0; j < 4; j++) {
             __m256i sg = _mm256_and_si256(_mm256_castps_si256(xv[j]), smask);
             __m256 g = _mm256_castsi256_ps(_mm256_or_si256(
                 _mm256_add_epi32(_mm256_max_epu32(f[j], floor), k->add), sg));
@@ -426,6 +436,7 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
     __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(mxb_i32(260u << 23)), m));
     __m256 s64 = _mm256_castsi256_ps(_mm256_sub_epi32(m, _mm256_set1_epi32(6 << 23)));
     const __m256 sgn = _mm256_castsi256_ps(smask);
+    MXB_UNROLL4
     for (int j = 0; j < 4; j++) {
         __m256 t = _mm256_mul_ps(xv[j], a);
         __m256 at = _mm256_andnot_ps(sgn, t);

@@ -9,6 +9,10 @@
 #define QV_W 4
 #define QV_ISA sse41   /* table entries are named sse41_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F16C 0
+/* bfloat16 outputs of integer dequantization and bfloat16 inputs of quantization: scalar.c
+ * (x86_template.h; rare on CPUs without AVX2, 33 KB of code) */
+#define QV_BF16_OUT 0
+#define QV_BF16_IN 0
 /* No FMA at this level: an exact residual x - q*s would need a split product and a
  * compensated sum (about 20 operations), no faster than divps, so the quotient divides. */
 #define QV_HAVE_FMA 0
@@ -17,23 +21,23 @@ typedef __m128 vf;
 typedef __m128i vi;
 typedef __m128i vm;   /* byte-output mask, as 16-bit lanes */
 
-static inline vf qv_set1(float f) { return _mm_set1_ps(f); }
-static inline vi qv_set1_i(int32_t v) { return _mm_set1_epi32(v); }
-static inline vf qv_loadu_f(const float *p) { return _mm_loadu_ps(p); }
-static inline vi qv_loadu_i(const int32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
-static inline void qv_storeu_f(float *p, vf v) { _mm_storeu_ps(p, v); }
-static inline void qv_storeu_i(int32_t *p, vi v) { _mm_storeu_si128((__m128i *)p, v); }
-static inline vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
-static inline vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
-static inline vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }
-static inline vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }
-static inline vi qv_cvt(vf a) { return _mm_cvtps_epi32(a); }   /* MXCSR: nearest-even */
-static inline vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
-static inline vi qv_add_i(vi a, vi b) { return _mm_add_epi32(a, b); }
-static inline vi qv_sub_i(vi a, vi b) { return _mm_sub_epi32(a, b); }
-static inline vm qv_mask(uint32_t m) { return _mm_set1_epi16((short)m); }
+QK_ALWAYS_INLINE vf qv_set1(float f) { return _mm_set1_ps(f); }
+QK_ALWAYS_INLINE vi qv_set1_i(int32_t v) { return _mm_set1_epi32(v); }
+QK_ALWAYS_INLINE vf qv_loadu_f(const float *p) { return _mm_loadu_ps(p); }
+QK_ALWAYS_INLINE vi qv_loadu_i(const int32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
+QK_ALWAYS_INLINE void qv_storeu_f(float *p, vf v) { _mm_storeu_ps(p, v); }
+QK_ALWAYS_INLINE void qv_storeu_i(int32_t *p, vi v) { _mm_storeu_si128((__m128i *)p, v); }
+QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
+QK_ALWAYS_INLINE vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
+QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }
+QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }
+QK_ALWAYS_INLINE vi qv_cvt(vf a) { return _mm_cvtps_epi32(a); }   /* MXCSR: nearest-even */
+QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
+QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return _mm_add_epi32(a, b); }
+QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return _mm_sub_epi32(a, b); }
+QK_ALWAYS_INLINE vm qv_mask(uint32_t m) { return _mm_set1_epi16((short)m); }
 
-static inline vf qv_load_x(int xk, const void *x)
+QK_ALWAYS_INLINE vf qv_load_x(int xk, const void *x)
 {
     switch (xk) {
     case QK_X_F32: return _mm_loadu_ps((const float *)x);
@@ -46,7 +50,7 @@ static inline vf qv_load_x(int xk, const void *x)
 
 /* bfloat16 round to nearest even, as qk_round_bf16; NaN stays NaN (the carry of the
  * rounding could turn a NaN into inf or wrap its sign). */
-static inline vf qv_round_bf16(vf v)
+QK_ALWAYS_INLINE vf qv_round_bf16(vf v)
 {
     __m128i u = _mm_castps_si128(v);
     __m128i odd = _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1));
@@ -57,12 +61,12 @@ static inline vf qv_round_bf16(vf v)
 
 /* Codes are within [qmin, qmax] (the clamp made sure), so the packs below are exact: to
  * int16 with signed saturation, then the low byte (masked) of each. */
-static inline __m128i qv_bytes8(vi r0, vi r1, vm mask)
+QK_ALWAYS_INLINE __m128i qv_bytes8(vi r0, vi r1, vm mask)
 {
     return _mm_and_si128(_mm_packs_epi32(r0, r1), mask);
 }
 
-static inline void qv_store1(int yk, void *y, vi r, vm mask)
+QK_ALWAYS_INLINE void qv_store1(int yk, void *y, vi r, vm mask)
 {
     if (yk == QK_Y_B16) {
         __m128i h = _mm_and_si128(r, _mm_set1_epi32(0xffff));
@@ -76,7 +80,7 @@ static inline void qv_store1(int yk, void *y, vi r, vm mask)
     else *(unsigned char *)y = (unsigned char)_mm_cvtsi128_si32(qx_pack2(b));
 }
 
-static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+QK_ALWAYS_INLINE void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
 {
     if (yk == QK_Y_B16) {
         __m128i ff = _mm_set1_epi32(0xffff);
@@ -93,7 +97,7 @@ static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mas
 }
 
 /* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
-static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
 {
     __m128i c;
     if (dk == QK_D_B16) {
@@ -117,7 +121,7 @@ static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */
-static inline vi qv_bf16_bits(vf v)
+QK_ALWAYS_INLINE vi qv_bf16_bits(vf v)
 {
     __m128i u = _mm_castps_si128(v);
     __m128i hi = _mm_srli_epi32(u, 16);
@@ -128,7 +132,7 @@ static inline vi qv_bf16_bits(vf v)
     return _mm_blendv_epi8(r, nan, _mm_castps_si128(_mm_cmpunord_ps(v, v)));
 }
 
-static inline void qv_store_out(int ok, void *y, vf v)
+QK_ALWAYS_INLINE void qv_store_out(int ok, void *y, vf v)
 {
     if (ok == QK_O_F32) {
         _mm_storeu_ps((float *)y, v);
@@ -139,7 +143,7 @@ static inline void qv_store_out(int ok, void *y, vf v)
 }
 
 /* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (x86_template.h) */
-static inline void qv_stream64(void *y, const void *src)
+QK_ALWAYS_INLINE void qv_stream64(void *y, const void *src)
 {
     for (int k = 0; k < 4; k++)
         _mm_stream_si128((__m128i *)y + k, _mm_loadu_si128((const __m128i *)src + k));

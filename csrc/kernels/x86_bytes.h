@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "convert.h"   /* QK_ALWAYS_INLINE: the helpers must inline even at -Os (sse41.c) */
+
 /* Table entries get the instruction set's name (QV_ISA, defined by each x86 file) in front,
  * so that a profiler tells avx2_q_... from avx512_q_... */
 #define QT_N(name) QT_N2(QV_ISA, name)
@@ -14,7 +16,7 @@
 #define QT_N3(isa, name) isa##_##name
 
 /* A 32-bit pattern as the int the set1 intrinsics take (no signed overflow in a shift) */
-static inline int qv_bits_i32(uint32_t u)
+QK_ALWAYS_INLINE int qv_bits_i32(uint32_t u)
 {
     int32_t v;
     memcpy(&v, &u, sizeof v);
@@ -23,14 +25,14 @@ static inline int qv_bits_i32(uint32_t u)
 
 /* 16 code bytes (each < 16) -> 8 bytes in the low half, element 0 in the low nibble:
  * maddubs adds b0 * 1 + b1 * 16 per byte pair, never saturating. */
-static inline __m128i qx_pack4(__m128i b)
+QK_ALWAYS_INLINE __m128i qx_pack4(__m128i b)
 {
     __m128i w = _mm_maddubs_epi16(b, _mm_set1_epi16(0x1001));
     return _mm_packus_epi16(w, w);
 }
 
 /* 16 code bytes (each < 4) -> 4 bytes in the low dword, element 0 in the lowest bits. */
-static inline __m128i qx_pack2(__m128i b)
+QK_ALWAYS_INLINE __m128i qx_pack2(__m128i b)
 {
     __m128i w = _mm_maddubs_epi16(b, _mm_set1_epi16(0x0401));    /* c0 + 4 c1 */
     __m128i d = _mm_madd_epi16(w, _mm_set1_epi32(0x00100001));  /* + 16 (c2 + 4 c3) */
@@ -39,40 +41,40 @@ static inline __m128i qx_pack2(__m128i b)
 }
 
 /* Bytes -> their nibbles as bytes (low nibble first): the low 8 bytes of b give 16. */
-static inline __m128i qx_unpack4(__m128i b)
+QK_ALWAYS_INLINE __m128i qx_unpack4(__m128i b)
 {
     __m128i m = _mm_set1_epi8(0x0f);
     return _mm_unpacklo_epi8(_mm_and_si128(b, m), _mm_and_si128(_mm_srli_epi16(b, 4), m));
 }
 
 /* Bytes -> their 2-bit fields as bytes (lowest first): the low 4 bytes of b give 16. */
-static inline __m128i qx_unpack2(__m128i b)
+QK_ALWAYS_INLINE __m128i qx_unpack2(__m128i b)
 {
     __m128i n = qx_unpack4(b), m = _mm_set1_epi8(0x03);
     return _mm_unpacklo_epi8(_mm_and_si128(n, m), _mm_and_si128(_mm_srli_epi16(n, 2), m));
 }
 
-static inline __m128i qx_load32(const void *p)
+QK_ALWAYS_INLINE __m128i qx_load32(const void *p)
 {
     int32_t v;
     memcpy(&v, p, 4);
     return _mm_cvtsi32_si128(v);
 }
 
-static inline __m128i qx_load16(const void *p)
+QK_ALWAYS_INLINE __m128i qx_load16(const void *p)
 {
     uint16_t v;
     memcpy(&v, p, 2);
     return _mm_cvtsi32_si128(v);
 }
 
-static inline void qx_store32(void *p, __m128i v)
+QK_ALWAYS_INLINE void qx_store32(void *p, __m128i v)
 {
     int32_t w = _mm_cvtsi128_si32(v);
     memcpy(p, &w, 4);
 }
 
-static inline void qx_store16(void *p, __m128i v)
+QK_ALWAYS_INLINE void qx_store16(void *p, __m128i v)
 {
     uint16_t w = (uint16_t)_mm_cvtsi128_si32(v);
     memcpy(p, &w, 2);

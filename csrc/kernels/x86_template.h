@@ -1075,8 +1075,14 @@ static void QT_N(minmax)(const float *x, size_t n, float *mn, float *mx)
 /* Fused: float32 x with every output kind, and the byte outputs of the other rows a call
  * reaches without precision= (CONTRACT.md rule 1: the operands' own quotient precision). */
 QT_QFN_Y(QK_X_F32, QK_Q_F32)
+/* bfloat16 inputs; sse41.c leaves them to scalar.c (QV_BF16_IN 0: CPUs without AVX2) */
+#if !defined(QV_BF16_IN) || QV_BF16_IN
 QT_QFN_B(QK_X_BF16, QK_Q_F32)
 QT_QFN_B(QK_X_BF16, QK_Q_BF16)
+#define QT_BF16ROW(qk) QT_QROW(QK_X_BF16, qk)
+#else
+#define QT_BF16ROW(qk) QT_QNULL
+#endif
 #if QV_HAVE_F16C
 QT_QFN_B(QK_X_F16, QK_Q_F32)
 QT_QFN_B(QK_X_F16, QK_Q_F16)
@@ -1118,6 +1124,8 @@ QT_INLINE void qt_chunk_params(qk_qparams *c, const qk_qparams *p, size_t a, siz
     c->stream = 0;
 }
 
+/* the pack stage serves the packed outputs of the bfloat16 / float16 input rows */
+#if !defined(QV_BF16_IN) || QV_BF16_IN || QV_HAVE_F16C
 /* m codes (each within its field) to packed data from slot `slot` of y on; the bytes shared
  * with elements outside are read-modify-written. */
 QT_NOINLINE void qt_pack(int yk, const unsigned char *c, unsigned char *y, size_t slot,
@@ -1179,6 +1187,7 @@ QT_NOINLINE void qt_pack_staged(qk_quant_fn b8, int yk, size_t xs, const void *x
         qt_pack(yk, buf, (unsigned char *)y, p->phase + a, m);
     }
 }
+#endif
 
 /* One vector of the quotients of precision qk that a fused entry would convert to integers:
  * with reciprocals (rec), the per-element form's q of qt_qrawe (which rounds to the integer
@@ -1315,19 +1324,28 @@ QT_NOINLINE void qt_quot_staged(qk_quant_fn f32, int xk, int qk, int yk, const v
 #define QT_SFN_Y(xk, qk) QT_SFN(xk, qk, QK_Y_B8) QT_SFN(xk, qk, QK_Y_B16) \
     QT_SFN(xk, qk, QK_Y_P4) QT_SFN(xk, qk, QK_Y_P2)
 
+#if !defined(QV_BF16_IN) || QV_BF16_IN
 QT_PFN_P(QK_X_BF16, QK_Q_F32)
 QT_PFN_P(QK_X_BF16, QK_Q_BF16)
+#endif
 QT_SFN_Y(QK_X_F32, QK_Q_BF16)
 QT_SFN_Y(QK_X_I32, QK_Q_F32)
 QT_SFN_Y(QK_X_I32, QK_Q_BF16)
 QT_DFN(QK_D_B8, QK_O_F32)
-QT_DFN(QK_D_B8, QK_O_BF16)
 QT_DFN(QK_D_B16, QK_O_F32)
-QT_DFN(QK_D_B16, QK_O_BF16)
 QT_DFN(QK_D_P4, QK_O_F32)
-QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_F32)
+/* bfloat16 outputs of the integer dequantize rows; sse41.c leaves them to scalar.c (QV_BF16_OUT
+ * 0: 22 KB of code for CPUs without AVX2 asked for bfloat16) */
+#if !defined(QV_BF16_OUT) || QV_BF16_OUT
+QT_DFN(QK_D_B8, QK_O_BF16)
+QT_DFN(QK_D_B16, QK_O_BF16)
+QT_DFN(QK_D_P4, QK_O_BF16)
 QT_DFN(QK_D_P2, QK_O_BF16)
+#define QT_BF16O(f) f
+#else
+#define QT_BF16O(f) NULL
+#endif
 #if QV_HAVE_F16C
 QT_PFN_P(QK_X_F16, QK_Q_F32)
 QT_PFN_P(QK_X_F16, QK_Q_F16)
@@ -1358,7 +1376,7 @@ QT_DFN(QK_D_P2, QK_O_F16)
 #endif
 
 #define QT_DROW(dk) { QT_N(d_##dk##_QK_O_F32), QT_F16(QT_N(d_##dk##_QK_O_F16)), \
-                         QT_N(d_##dk##_QK_O_BF16) }
+                         QT_BF16O(QT_N(d_##dk##_QK_O_BF16)) }
 
 /* The table; float64 quotients (int32 x) stay with scalar.c, 32-bit dequantization too
  * unless x86_quark.h sets QT_B32_DROW. */
@@ -1370,8 +1388,8 @@ QT_DFN(QK_D_P2, QK_O_F16)
               QT_QROW(QK_X_F32, QK_Q_BF16), QT_QNULL },                                     \
             { QT_F16ROW(QK_X_F16, QK_Q_F32), QT_F16ROW(QK_X_F16, QK_Q_F16),     \
               QT_F16ROW(QK_X_F16, QK_Q_BF16), QT_QNULL },                             \
-            { QT_QROW(QK_X_BF16, QK_Q_F32), QT_F16ROW(QK_X_BF16, QK_Q_F16),           \
-              QT_QROW(QK_X_BF16, QK_Q_BF16), QT_QNULL },                                    \
+            { QT_BF16ROW(QK_Q_F32), QT_F16ROW(QK_X_BF16, QK_Q_F16),                      \
+              QT_BF16ROW(QK_Q_BF16), QT_QNULL },                                            \
             { QT_QROW(QK_X_I32, QK_Q_F32), QT_F16ROW(QK_X_I32, QK_Q_F16),             \
               QT_QROW(QK_X_I32, QK_Q_BF16), QT_QNULL },                                     \
         },                                                                                   \

@@ -12,9 +12,7 @@ static qk_mxbfp_fn mxbfp_kernel(void)
 #if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
     if (t == &qk_avx2_table) return qk_mxbfp_avx2;
 #endif
-#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
-    if (t == &qk_sse41_table) return qk_mxbfp_sse41;
-#endif
+    /* SSE4.1 (no AVX2) takes the scalar build: 18 KB of code for CPUs that rarely run it */
 #if defined(QSIMD_HAVE_NEON)
     if (t == &qk_neon_table) return qk_mxbfp_neon;
 #endif
@@ -32,9 +30,6 @@ void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_
 #endif
 #if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
     if (t == &qk_avx2_table) fn = qk_mxscales_avx2;
-#endif
-#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_SSE41)
-    if (t == &qk_sse41_table) fn = qk_mxscales_sse41;
 #endif
 #if defined(QSIMD_HAVE_NEON)
     if (t == &qk_neon_table) fn = qk_mxscales_neon;
