@@ -50,8 +50,19 @@ ARM_KERNELS = _kernels(("neon",))
 DEBUG = bool(os.environ.get("QSIMD_DEBUG") or os.environ.get("QSIMD_SANITIZE"))
 # The Cython module and the baseline C core are call-bound code: unpadded (~13 KB less of
 # .text, the bar of issue 13 being 1.0 MB on x86-64); the kernel files keep gcc's alignment.
-NOALIGN = [] if os.name == "nt" else ["-fno-align-functions", "-fno-align-jumps",
-                                      "-fno-align-loops", "-fno-align-labels"]
+def _cc_is_gcc() -> bool:
+    """Whether the C compiler is gcc (clang, Apple's "gcc" included, warns on -fno-align-jumps,
+    -loops and -labels, an error under -Werror)."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    try:
+        out = subprocess.run(cc + ["--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "clang" not in out.lower() and "free software foundation" in out.lower()
+
+
+NOALIGN = ["-fno-align-functions", "-fno-align-jumps", "-fno-align-loops",
+           "-fno-align-labels"] if os.name != "nt" and _cc_is_gcc() else []
 NODEBUG = [] if DEBUG or os.name == "nt" else ["-g0"]
 
 
