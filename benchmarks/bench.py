@@ -409,18 +409,23 @@ def case_dynamic_rows(n, use_out=True, out_name="uint8"):
 _QUARK_LIB = None   # AMD Quark's custom-op library (--quark or QSIMD_QUARK_LIB), else no peer
 
 
-def _quark_session(op, shape, **attrs):
-    if not _QUARK_LIB or ort is None:
-        return None
-    node = helper.make_node(op, ["x"], ["y"], domain="com.amd.quark", **attrs)
-    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+def _quark_graph_session(graph):
+    """A one-thread onnxruntime session of `graph` with Quark's custom-op library loaded."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid("com.amd.quark", 1)])
     so = ort.SessionOptions()
     so.register_custom_ops_library(_QUARK_LIB)
     so.intra_op_num_threads = 1
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def _quark_session(op, shape, **attrs):
+    if not _QUARK_LIB or ort is None:
+        return None
+    node = helper.make_node(op, ["x"], ["y"], domain="com.amd.quark", **attrs)
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return _quark_graph_session(graph)
 
 
 def case_mx(n, element_dtype, use_out=True):
@@ -451,12 +456,7 @@ def _quark_qdq_session(op, in_code, out_code, n, scale, zp):
     node = helper.make_node(op, ["x", "s", "z"], ["y"], domain="com.amd.quark", axis=0)
     graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", in_code, [n])],
                               [helper.make_tensor_value_info("y", out_code, [n])], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.amd.quark", 1)])
-    so = ort.SessionOptions()
-    so.register_custom_ops_library(_QUARK_LIB)
-    so.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return _quark_graph_session(graph)
 
 
 def case_quark_q(n, out_name, use_out=True):

@@ -430,15 +430,10 @@ static void qn_quant_part(int xk, int qk, int yk, const void *x, void *y, size_t
     static const size_t xsize[QK_NX] = {4, 2, 2, 4};
     size_t blk = qn_blk(p->blk);
     unsigned per = qn_p6_y(yk) ? 4u : qn_per_byte(yk == QK_Y_P4 || yk == QK_Y_PE2M1, yk == QK_Y_P2);
-    qk_qparams q = *p;
     while (a < b) {
         size_t e = blk >= n ? 0 : a / blk;
         size_t end = blk >= n ? b : ((e + 1) * blk < b ? (e + 1) * blk : b);
-        q.scale = p->scale ? p->scale + e : NULL;
-        q.scale64 = p->scale64 ? p->scale64 + e : NULL;
-        q.zp = p->zp ? p->zp + e : NULL;
-        q.zpf = p->zpf ? p->zpf + e : NULL;
-        q.zp64 = p->zp64 ? p->zp64 + e : NULL;
+        qk_qparams q = qk_qparams_at(p, e);
         q.blk = end - a;
         void *yy;
         if (per > 1) {
@@ -951,14 +946,10 @@ static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, si
     size_t blk = qn_blk(p->blk);
     unsigned per = qn_p6_d(dk) ? 4u : qn_per_byte(dk == QK_D_P4 || dk == QK_D_PE2M1, dk == QK_D_P2);
     size_t xsize = qn_code_size(dk);
-    qk_dparams q = *p;
     while (a < b) {
         size_t e = blk >= n ? 0 : a / blk;
         size_t end = blk >= n ? b : ((e + 1) * blk < b ? (e + 1) * blk : b);
-        q.scale = p->scale + e;
-        q.zp = p->zp ? p->zp + e : NULL;
-        q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-        q.zpf = p->zpf ? p->zpf + e : NULL;
+        qk_dparams q = qk_dparams_at(p, e);
         q.blk = end - a;
         const void *xx;
         if (per > 1) {

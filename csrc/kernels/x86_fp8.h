@@ -63,14 +63,8 @@ QF_INLINE size_t qf_goff(size_t per, size_t slot)
 QF_COLD void qf_quant_part(int yk, const float *x, unsigned char *y, size_t a, size_t b,
                            size_t blk, const qk_qparams *p)
 {
-    qk_qparams q = *p;
-    size_t e = a / blk;
     if (a >= b) return;
-    q.scale = p->scale + e;
-    q.scale64 = p->scale64 ? p->scale64 + e : NULL;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
+    qk_qparams q = qk_qparams_at(p, a / blk);
     q.blk = blk == 1 ? 1 : b - a;
     if (qf_per_y(yk) > 1) {
         size_t per = qf_per_y(yk);
@@ -226,13 +220,8 @@ QF_COLD void qf_deq_part(int dk, int ok, const unsigned char *x, unsigned char *
                          size_t b, size_t blk, const qk_dparams *p)
 {
     static const size_t osize[QK_NO] = {4, 2, 2, 1};
-    qk_dparams q = *p;
-    size_t e = a / blk;
     if (a >= b) return;
-    q.scale = p->scale + e;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
+    qk_dparams q = qk_dparams_at(p, a / blk);
     q.blk = blk == 1 ? 1 : b - a;
     if (qf_per_d(dk) > 1) {
         size_t per = qf_per_d(dk);

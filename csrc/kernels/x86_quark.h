@@ -141,15 +141,8 @@ QQ_INLINE size_t qq_ysize(int yk) { return yk == QK_Y_B32 ? 4u : 2u; }
 QQ_COLD void qq_quant_part(int yk, const float *x, unsigned char *y, size_t a, size_t b,
                            size_t blk, const qk_qparams *p)
 {
-    qk_qparams q = *p;
-    size_t e = a / blk;
     if (a >= b) return;
-    q.scale = p->scale + e;
-    q.scale64 = p->scale64 ? p->scale64 + e : NULL;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-    q.rscale = p->rscale ? p->rscale + e : NULL;
+    qk_qparams q = qk_qparams_at(p, a / blk);
     q.blk = b - a;   /* one entry */
     qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x + a, y + a * qq_ysize(yk), b - a, &q);
 }
@@ -200,13 +193,8 @@ QQ_INLINE void qq_dvec(const unsigned char *x, float *y, const qq_k *k)
 QQ_COLD void qq_deq_part(const unsigned char *x, float *y, size_t a, size_t b, size_t blk,
                          const qk_dparams *p)
 {
-    qk_dparams q = *p;
-    size_t e = a / blk;
     if (a >= b) return;
-    q.scale = p->scale + e;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
+    qk_dparams q = qk_dparams_at(p, a / blk);
     q.blk = b - a;
     qk_dequant_scalar(QK_D_B32, QK_O_F32, x + 4 * a, y + a, b - a, &q);
 }
