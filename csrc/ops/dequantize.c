@@ -1,4 +1,4 @@
-/* DequantizeLinear: validate, then feed contiguous runs to the active kernels. */
+/* DequantizeLinear: validate, pick the kernel, then run it (exec.c). */
 #include <string.h>
 
 #include "common.h"
@@ -8,37 +8,6 @@ void qsimd_dequantize_options_init(qsimd_dequantize_options *opt)
     opt->axis = 1;
     opt->block_size = 0;
     opt->num_threads = 0;
-}
-
-typedef struct dctx {
-    qk_dequant_fn fn;
-    const char *x;
-    char *y;
-    size_t xsize;       /* bytes per x element; 0 for packed */
-    size_t ysize;
-    unsigned per_byte;  /* packed: elements per group of bytes (a byte; 6-bit: 3 bytes) */
-    unsigned gbytes;    /* packed: bytes per group */
-    qk_dparams kp;
-} dctx;
-
-static void dequant_run(void *vctx, const qs_run *r, const qs_params *pp)
-{
-    dctx *c = (dctx *)vctx;
-    qk_dparams p = c->kp;
-    size_t off = r->entry - pp->first;
-    p.scale = pp->scale + off;
-    p.zp = pp->zp ? pp->zp + off : NULL;
-    p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
-    p.zpf = pp->zpf ? pp->zpf + off : NULL;
-    p.blk = r->blk;
-    const void *x;
-    if (c->per_byte) {
-        x = c->x + r->start / c->per_byte * c->gbytes;
-        p.phase = (unsigned)(r->start % c->per_byte);
-    } else {
-        x = c->x + r->start * c->xsize;
-    }
-    c->fn(x, c->y + r->start * c->ysize, r->n, &p);
 }
 
 static int out_kind(int32_t t)
@@ -122,19 +91,20 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     src.need = (dk == QK_D_B32 ? QS_NEED_ZP64 : 0u) |
                (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3 ? QS_NEED_ZPF : 0u);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
-    dctx c;
-    memset(&c, 0, sizeof c);
-    c.fn = qk_get_dequant(qk_active(), dk, ok);
-    c.x = (const char *)x->data;
-    c.y = (char *)y->data;
-    c.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits
+    qs_exec e;
+    memset(&e, 0, sizeof e);
+    e.plan = &plan;
+    e.src = &src;
+    e.dequant = qk_get_dequant(qk_active(), dk, ok);
+    e.x = (const char *)x->data;
+    e.y = (char *)y->data;
+    e.per_byte = (dk == QK_D_P4 || dk == QK_D_P2 || dk == QK_D_PE2M1) ? 8u / bits
                  : (dk == QK_D_PE2M3 || dk == QK_D_PE3M2) ? 4u : 0u;
-    c.gbytes = bits == 6 ? 3u : 1u;
-    c.xsize = c.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
-    c.ysize = qs_bits(y->dtype) / 8;
-    c.kp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
-    c.kp.is_signed = is_signed;
-    c.kp.stream = qs_stream(qs_nbytes(x->dtype, x->packed, plan.n), plan.n * c.ysize);
-    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, c.kp.stream,
-                              dequant_run, &c, err);
+    e.gbytes = bits == 6 ? 3u : 1u;
+    e.xsize = e.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
+    e.ysize = qs_bits(y->dtype) / 8;
+    e.dp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
+    e.dp.is_signed = is_signed;
+    e.stream = e.dp.stream = qs_stream(qs_nbytes(x->dtype, x->packed, plan.n), plan.n * e.ysize);
+    return qs_execute(&e, opt->num_threads, err);
 }

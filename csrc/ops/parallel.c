@@ -1,6 +1,6 @@
 /* Splitting one operator call across threads. Kernels are elementwise, so any split gives
- * the single-thread result as long as each piece starts where the caller's cut function
- * allows (for operators: on a parameter-entry boundary, no packed byte shared).
+ * the single-thread result as long as each piece starts where the plan allows a cut (on a
+ * parameter-entry boundary, no packed byte shared).
  *
  * Threads come from a pool started on first use and kept for the life of the process:
  * starting a thread per call costs 50-90 us on a VM, more than the work it would share at a
@@ -196,9 +196,9 @@ int qs_thread_count(size_t n, int threads)
     return threads < 1 ? 1 : threads;
 }
 
-int qs_pool_run(size_t n, int threads, qs_cut_fn cut, const void *cut_ctx, qs_piece_fn fn,
-                void *ctx)
+int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx)
 {
+    size_t n = plan->n;
     threads = qs_thread_count(n, threads);
     if (threads <= 1) {
         fn(ctx, 0, 0, n);
@@ -210,7 +210,7 @@ int qs_pool_run(size_t n, int threads, qs_cut_fn cut, const void *cut_ctx, qs_pi
     if (pieces > QS_MAX_THREADS) pieces = QS_MAX_THREADS;
     if (pieces > n / QS_MIN_PIECE) pieces = n / QS_MIN_PIECE;
     for (size_t t = 0; t < pieces && a < n; t++) {
-        size_t b = t == pieces - 1 ? n : cut(cut_ctx, n / pieces * (t + 1), n);
+        size_t b = t == pieces - 1 ? n : qs_next_cut(plan, per_byte, n / pieces * (t + 1), n);
         if (b <= a) continue;
         j.w[j.count].a = a; j.w[j.count].b = b; j.w[j.count].index = j.count;
         j.count++;

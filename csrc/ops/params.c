@@ -195,8 +195,7 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->count = m;
 }
 
-/* Makes pp hold [e, e + m) (m <= QS_CHUNK_ENTRIES), converting the next chunk when not. */
-static void params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
+void qs_params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
 {
     if (pp->count && e >= pp->first && e + m <= pp->first + pp->count) return;
     size_t c = src->entries - e < QS_CHUNK_ENTRIES ? src->entries - e : QS_CHUNK_ENTRIES;
@@ -204,8 +203,7 @@ static void params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
                  pp->zpf_buf, pp->rscale_buf);
 }
 
-/* Every entry, on the heap when they do not fit the inline buffers. */
-static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
+int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
 {
     size_t n = src->entries;
     pp->heap = NULL;
@@ -234,75 +232,5 @@ static int params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     float *zfb = zf ? (float *)(m4 + (size_t)(conv + z) * 4 * n) : NULL;
     float *rb = rs ? (float *)(m4 + (size_t)(conv + z + zf) * 4 * n) : NULL;
     convert_into(src, 0, n, pp, fb, f64b, zb, z64b, zfb, rb);
-    return QSIMD_OK;
-}
-
-typedef struct pr_ctx {
-    const qs_plan *plan;
-    const qs_psrc *src;
-    qs_prun_fn fn;
-    void *ctx;
-    qs_params *pp;      /* shared (all entries), or NULL: each piece fetches chunks */
-    int stream;
-} pr_ctx;
-
-static void pr_all(void *vctx, const qs_run *r)
-{
-    pr_ctx *c = (pr_ctx *)vctx;
-    c->fn(c->ctx, r, c->pp);
-}
-
-static void pr_all_piece(void *vctx, int index, size_t a, size_t b)
-{
-    pr_ctx *c = (pr_ctx *)vctx;
-    (void)index;
-    qs_for_each_run_in(c->plan, a, b, pr_all, c);
-    if (c->stream) qs_fence_streams();
-}
-
-/* A run of blocked-along-the-last-axis entries, QS_CHUNK_ENTRIES entries at a time. */
-static void pr_chunked(void *vctx, const qs_run *r)
-{
-    pr_ctx *c = (pr_ctx *)vctx;
-    size_t blk = r->blk, ne = r->n <= blk ? 1 : r->n / blk + (r->n % blk != 0);
-    for (size_t k = 0; k < ne; k += QS_CHUNK_ENTRIES) {
-        size_t m = ne - k < QS_CHUNK_ENTRIES ? ne - k : QS_CHUNK_ENTRIES;
-        qs_run sub = *r;
-        sub.entry = r->entry + k;
-        if (ne > 1) {
-            sub.start = r->start + k * blk;
-            sub.n = k + m == ne ? r->n - k * blk : m * blk;
-        }
-        params_fetch(c->src, sub.entry, m, c->pp);
-        c->fn(c->ctx, &sub, c->pp);
-    }
-}
-
-static void pr_piece(void *vctx, int index, size_t a, size_t b)
-{
-    pr_ctx c = *(const pr_ctx *)vctx;
-    qs_params pp;   /* this thread's chunk */
-    (void)index;
-    pp.count = 0;
-    c.pp = &pp;
-    qs_for_each_run_in(c.plan, a, b, pr_chunked, &c);
-    if (c.stream) qs_fence_streams();
-}
-
-int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
-                       int stream, qs_prun_fn fn, void *ctx, qsimd_error *err)
-{
-    pr_ctx c;
-    c.plan = plan; c.src = src; c.fn = fn; c.ctx = ctx; c.pp = NULL; c.stream = stream;
-    if (src->entries > QS_CHUNK_ENTRIES && plan->kind == QS_BLOCKED && plan->inner == 1) {
-        qs_parallel(plan, threads, per_byte, pr_piece, &c);
-        return QSIMD_OK;
-    }
-    qs_params pp;
-    int rc = params_all(src, &pp, err);
-    if (rc != QSIMD_OK) return rc;
-    c.pp = &pp;
-    qs_parallel(plan, threads, per_byte, pr_all_piece, &c);
-    free(pp.heap);
     return QSIMD_OK;
 }

@@ -2,7 +2,7 @@
 #ifndef QSIMD_OPS_PARAMS_H
 #define QSIMD_OPS_PARAMS_H
 
-#include "plan.h"
+#include "types.h"
 
 /* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
@@ -44,12 +44,11 @@ typedef struct qs_params {
  * QSIMD_ERR_VALUE) before anything is written. */
 int qs_params_check(const qs_psrc *src, qsimd_error *err);
 
-/* Runs fn(ctx, run, pp) over the plan's runs, in pieces cut by qs_parallel on up to
- * `threads` threads, with pp holding the run's entries; `stream`: each piece fences its
- * non-temporal stores at its end. QSIMD_ERR_NOMEM when the entries to convert at once cannot
- * be allocated (nothing written then). */
-typedef void (*qs_prun_fn)(void *ctx, const qs_run *run, const qs_params *pp);
-int qs_parallel_params(const qs_plan *plan, const qs_psrc *src, int threads, unsigned per_byte,
-                       int stream, qs_prun_fn fn, void *ctx, qsimd_error *err);
+/* Makes pp hold entries [e, e + m) (m <= QS_CHUNK_ENTRIES; pp->count 0 at first), converting
+ * the chunk that starts at e when it does not already. */
+void qs_params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp);
+/* Every entry, in pp's buffers or one heap block (pp->heap, the caller frees it);
+ * QSIMD_ERR_NOMEM when that cannot be allocated. */
+int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err);
 
 #endif

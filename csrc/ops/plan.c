@@ -1,5 +1,5 @@
 /* The granularity plan: per-tensor / per-axis / blocked layouts as contiguous kernel runs,
- * where work may be cut, and the thread pool driven over the plan's elements. */
+ * and where work may be cut. */
 #include "plan.h"
 
 #include <string.h>
@@ -75,61 +75,65 @@ int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_t
     return QSIMD_OK;
 }
 
-/* Emits run r clipped to the window [a, b). Windows are cut only where qs_valid_cut allows,
- * so a clipped run starts on an entry boundary (or the run has a single entry). */
-static void emit(const qs_run *r, size_t a, size_t b, qs_run_fn fn, void *ctx)
+/* How the runs are laid out: one for the whole tensor, one per (d, inner) slab or row of
+ * blocks, or one per row of `inner` elements (blocked on an outer axis). */
+enum { RUNS_ONE, RUNS_SLAB, RUNS_ROW };
+
+static int runs_mode(const qs_plan *p)
 {
-    size_t lo = r->start > a ? r->start : a, end = r->start + r->n, hi = end < b ? end : b;
-    if (lo >= hi) return;
-    qs_run c = *r;
-    c.start = lo;
-    c.n = hi - lo;
-    c.entry = r->entry + (lo - r->start) / r->blk;
-    fn(ctx, &c);
+    /* rows of whole blocks along the last axis: entry i / b runs on from row to row, so one
+     * run covers all (a short last block needs a run per row) */
+    if (p->kind == QS_PER_TENSOR || (p->kind == QS_BLOCKED && p->inner == 1 && p->d % p->b == 0))
+        return RUNS_ONE;
+    return p->kind == QS_PER_AXIS || p->inner == 1 ? RUNS_SLAB : RUNS_ROW;
 }
 
-void qs_for_each_run_in(const qs_plan *p, size_t a, size_t b, qs_run_fn fn, void *ctx)
+void qs_runs_start(qs_runs *it, const qs_plan *p, size_t a, size_t b)
 {
-    qs_run run;
-    if (b > p->n) b = p->n;
-    if (a >= b) return;
-    if (p->kind == QS_PER_TENSOR) {
-        run.start = 0; run.n = p->n; run.entry = 0; run.blk = p->n;
-        emit(&run, a, b, fn, ctx);
-        return;
-    }
-    if (p->kind == QS_BLOCKED && p->inner == 1 && p->d % p->b == 0) {
-        /* rows of whole blocks: entry i / b runs on from row to row, so one run covers all
-         * (a short last block needs a run per row) */
-        run.start = 0; run.n = p->n; run.entry = 0; run.blk = p->b;
-        emit(&run, a, b, fn, ctx);
-        return;
-    }
-    size_t slab = p->d * p->inner;
-    if (p->kind == QS_PER_AXIS || p->inner == 1) {
-        /* per-axis: the whole (d, inner) slab, entry = index / inner;
-         * blocked along the last axis: one row, entry = index / b */
-        for (size_t o = a / slab; o <= (b - 1) / slab; o++) {
-            run.start = o * slab;
-            run.n = p->kind == QS_PER_AXIS ? slab : p->d;
-            run.entry = p->kind == QS_PER_AXIS ? 0 : o * p->s;
-            run.blk = p->kind == QS_PER_AXIS ? p->inner : p->b;
-            emit(&run, a, b, fn, ctx);
+    it->plan = p;
+    it->a = a;
+    it->b = b > p->n ? p->n : b;
+    it->i = it->end = 0;
+    if (it->a >= it->b) return;
+    int mode = runs_mode(p);
+    size_t unit = mode == RUNS_ONE ? p->n : mode == RUNS_SLAB ? p->d * p->inner : p->inner;
+    it->i = it->a / unit;
+    it->end = (it->b - 1) / unit + 1;
+}
+
+int qs_runs_next(qs_runs *it, qs_run *r)
+{
+    const qs_plan *p = it->plan;
+    int mode = runs_mode(p);
+    while (it->i < it->end) {
+        size_t k = it->i++;
+        if (mode == RUNS_ONE) {
+            r->start = 0; r->n = p->n; r->entry = 0;
+            r->blk = p->kind == QS_PER_TENSOR ? p->n : p->b;
+        } else if (mode == RUNS_SLAB) {
+            /* per-axis: the whole (d, inner) slab, entry = index / inner;
+             * blocked along the last axis: one row, entry = index / b */
+            int axis = p->kind == QS_PER_AXIS;
+            r->start = k * p->d * p->inner;
+            r->n = axis ? p->d * p->inner : p->d;
+            r->entry = axis ? 0 : k * p->s;
+            r->blk = axis ? p->inner : p->b;
+        } else {   /* each row of `inner` elements reads a row of entries */
+            size_t o = k / p->d, d = k % p->d;
+            r->start = k * p->inner; r->n = p->inner;
+            r->entry = (o * p->s + d / p->b) * p->inner; r->blk = 1;
         }
-        return;
+        /* clipped to [a, b): the cuts are valid, so the clipped run starts on an entry
+         * boundary (or the run has a single entry) */
+        size_t end = r->start + r->n, lo = r->start > it->a ? r->start : it->a;
+        size_t hi = end < it->b ? end : it->b;
+        if (lo >= hi) continue;
+        r->entry += (lo - r->start) / r->blk;
+        r->start = lo;
+        r->n = hi - lo;
+        return 1;
     }
-    /* blocked on an outer axis: each row of `inner` elements reads a row of entries */
-    for (size_t r = a / p->inner; r <= (b - 1) / p->inner; r++) {
-        size_t o = r / p->d, d = r % p->d;
-        run.start = r * p->inner; run.n = p->inner;
-        run.entry = (o * p->s + d / p->b) * p->inner; run.blk = 1;
-        emit(&run, a, b, fn, ctx);
-    }
-}
-
-void qs_for_each_run(const qs_plan *p, qs_run_fn fn, void *ctx)
-{
-    qs_for_each_run_in(p, 0, p->n, fn, ctx);
+    return 0;
 }
 
 int qs_valid_cut(const qs_plan *p, size_t cut, unsigned per_byte)
@@ -140,13 +144,8 @@ int qs_valid_cut(const qs_plan *p, size_t cut, unsigned per_byte)
     return 1;   /* one entry per run, or one entry per element */
 }
 
-/* A valid cut at or after `want` (the first few candidates are tried), else `limit`. */
-typedef struct { const qs_plan *plan; unsigned per_byte; } cut_ctx;
-
-static size_t next_cut(const void *ctx, size_t want, size_t limit)
+size_t qs_next_cut(const qs_plan *p, unsigned per_byte, size_t want, size_t limit)
 {
-    const cut_ctx *c = (const cut_ctx *)ctx;
-    const qs_plan *p = c->plan;
     size_t row = 0, off = want, period = limit, step = 1;   /* per-tensor: any element */
     if (p->kind == QS_PER_AXIS) {
         step = p->inner;             /* channel starts */
@@ -159,14 +158,8 @@ static size_t next_cut(const void *ctx, size_t want, size_t limit)
         if (off >= period) { row++; off = 0; }
         size_t cut = row * period + off;
         if (cut >= limit) break;
-        if (qs_valid_cut(p, cut, c->per_byte)) return cut;
+        if (qs_valid_cut(p, cut, per_byte)) return cut;
         off += step;
     }
     return limit;
-}
-
-int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx)
-{
-    cut_ctx c = {plan, per_byte};
-    return qs_pool_run(plan->n, threads, next_cut, &c, fn, ctx);
 }

@@ -1,11 +1,10 @@
 /* The granularity plan (plan.c): x viewed as (outer, d, inner) around the axis, cut into
- * contiguous runs that each start on a scale-entry boundary, and the thread pool driven over
- * it. The pool (pool.h) knows nothing of plans: the plan tells it where pieces may end. */
+ * contiguous runs that each start on a scale-entry boundary, and where work may be cut. It
+ * depends on nothing but the type facts; the thread pool (pool.h) reads it. */
 #ifndef QSIMD_OPS_PLAN_H
 #define QSIMD_OPS_PLAN_H
 
 #include "types.h"
-#include "pool.h"
 
 enum { QS_PER_TENSOR, QS_PER_AXIS, QS_BLOCKED };
 
@@ -30,16 +29,21 @@ typedef struct qs_run {
     size_t blk;     /* elements per entry */
 } qs_run;
 
-/* Calls fn(ctx, run) for every run of the plan, in memory order; the _in form only for the
- * elements [a, b), whose ends must be valid cuts (below). */
-typedef void (*qs_run_fn)(void *ctx, const qs_run *run);
-void qs_for_each_run(const qs_plan *plan, qs_run_fn fn, void *ctx);
-void qs_for_each_run_in(const qs_plan *plan, size_t a, size_t b, qs_run_fn fn, void *ctx);
+/* The runs of the plan that overlap elements [a, b), in memory order and clipped to it:
+ *   qs_runs it; qs_run r;
+ *   for (qs_runs_start(&it, plan, a, b); qs_runs_next(&it, &r);) ...
+ * a and b must be valid cuts (below), so each clipped run starts on an entry boundary. */
+typedef struct qs_runs {
+    const qs_plan *plan;
+    size_t a, b;
+    size_t i, end;   /* next and one-past-last slab / row index */
+} qs_runs;
+void qs_runs_start(qs_runs *it, const qs_plan *plan, size_t a, size_t b);
+int qs_runs_next(qs_runs *it, qs_run *run);
 /* 1 if work may be split before element `cut`: a run cut there still starts on an entry
  * boundary, and no packed byte (per_byte elements) straddles the cut. */
 int qs_valid_cut(const qs_plan *plan, size_t cut, unsigned per_byte);
-
-/* qs_pool_run over the plan's elements, cutting only where qs_valid_cut allows. */
-int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn fn, void *ctx);
+/* A valid cut at or after `want` (the first few candidates are tried), else `limit`. */
+size_t qs_next_cut(const qs_plan *plan, unsigned per_byte, size_t want, size_t limit);
 
 #endif

@@ -1,4 +1,4 @@
-/* QuantizeLinear: resolve types, validate, then feed contiguous runs to the active kernels. */
+/* QuantizeLinear: resolve types, validate, pick the kernel, then run it (exec.c). */
 #include <string.h>
 
 #include "common.h"
@@ -55,39 +55,6 @@ static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
         if (packed) return qs_bits(t) == 4 ? QK_Y_P4 : QK_Y_P2;
         return QK_Y_B8;
     }
-}
-
-typedef struct qctx {
-    qk_quant_fn fn;
-    const char *x;
-    char *y;
-    size_t xsize;       /* bytes per x element */
-    size_t ysize;       /* bytes per y element; 0 for packed */
-    unsigned per_byte;  /* packed: elements per group of bytes (a byte; 6-bit: 3 bytes) */
-    unsigned gbytes;    /* packed: bytes per group */
-    qk_qparams kp;
-} qctx;
-
-static void quant_run(void *vctx, const qs_run *r, const qs_params *pp)
-{
-    qctx *c = (qctx *)vctx;
-    qk_qparams p = c->kp;
-    size_t off = r->entry - pp->first;
-    p.scale = pp->scale + off;
-    p.scale64 = pp->scale64 ? pp->scale64 + off : NULL;
-    p.zp = pp->zp ? pp->zp + off : NULL;
-    p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
-    p.zpf = pp->zpf ? pp->zpf + off : NULL;
-    p.rscale = pp->rscale ? pp->rscale + off : NULL;
-    p.blk = r->blk;
-    void *y;
-    if (c->per_byte) {
-        y = c->y + r->start / c->per_byte * c->gbytes;
-        p.phase = (unsigned)(r->start % c->per_byte);
-    } else {
-        y = c->y + r->start * c->ysize;
-    }
-    c->fn(c->x + r->start * c->xsize, y, r->n, &p);
 }
 
 int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
@@ -154,26 +121,28 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                     ? QS_NEED_RSCALE : 0u);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
 
-    qctx c;
-    memset(&c, 0, sizeof c);
-    c.fn = qk_get_quant(qk_active(), xk, qk, yk);
-    c.x = (const char *)x->data;
-    c.y = (char *)y->data;
-    c.xsize = qs_bits(x->dtype) / 8;
-    c.ysize = bits < 8 ? 1 : bits / 8;   /* unpacked 4- and 2-bit codes: one per byte */
-    /* packed groups: one byte of 2 or 4 codes, or 3 bytes of 4 six-bit codes */
-    c.per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 0u;
-    c.gbytes = bits == 6 ? 3u : 1u;
-    c.kp.qmin = qmin;
-    c.kp.qmax = qmax;
-    c.kp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
-    c.kp.saturate = opt->saturate;
-    c.kp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
-    c.kp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
-    c.kp.stream = qs_stream(plan.n * c.xsize, qs_nbytes(y->dtype, packed, plan.n));
-    if (packed && plan.n % c.per_byte)   /* padding bits of the last group are zero */
-        memset(c.y + plan.n / c.per_byte * c.gbytes, 0,
-               qs_nbytes(y->dtype, 1, plan.n) - plan.n / c.per_byte * c.gbytes);
-    return qs_parallel_params(&plan, &src, opt->num_threads, c.per_byte, c.kp.stream, quant_run,
-                              &c, err);
+    qs_exec e;
+    memset(&e, 0, sizeof e);
+    e.plan = &plan;
+    e.src = &src;
+    e.quant = qk_get_quant(qk_active(), xk, qk, yk);
+    e.x = (const char *)x->data;
+    e.y = (char *)y->data;
+    e.xsize = qs_bits(x->dtype) / 8;
+    /* unpacked 4- and 2-bit codes: one per byte; packed groups: one byte of 2 or 4 codes, or
+     * 3 bytes of 4 six-bit codes */
+    e.ysize = packed ? 0 : bits < 8 ? 1 : bits / 8;
+    e.per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 0u;
+    e.gbytes = bits == 6 ? 3u : 1u;
+    e.qp.qmin = qmin;
+    e.qp.qmax = qmax;
+    e.qp.mask = bits < 8 ? (1u << bits) - 1u : 0xffu;
+    e.qp.saturate = opt->saturate;
+    e.qp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
+    e.qp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
+    e.stream = e.qp.stream = qs_stream(plan.n * e.xsize, qs_nbytes(y->dtype, packed, plan.n));
+    if (packed && plan.n % e.per_byte)   /* padding bits of the last group are zero */
+        memset(e.y + plan.n / e.per_byte * e.gbytes, 0,
+               qs_nbytes(y->dtype, 1, plan.n) - plan.n / e.per_byte * e.gbytes);
+    return qs_execute(&e, opt->num_threads, err);
 }
