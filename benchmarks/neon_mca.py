@@ -143,9 +143,9 @@ def pick_minmax(loops):
 
 
 KERNELS = {
-    "q_f32_u8": ("quant_QK_X_F32_QK_Q_F32_QK_Y_B8", pick_quant,
+    "q_f32_u8": ("neon_q_QK_X_F32_QK_Q_F32_QK_Y_B8", pick_quant,
                  lambda l: loop_bytes(l, "st")),            # one byte per element
-    "dq_u8_f32": ("dequant_QK_D_B8_QK_O_F32", pick_dequant,
+    "dq_u8_f32": ("neon_d_QK_D_B8_QK_O_F32", pick_dequant,
                   lambda l: loop_bytes(l, "st") // 4),       # one float per element
     "minmax_f32": ("minmax_f32_neon", pick_minmax, lambda l: loop_bytes(l, "ld") // 4),
 }

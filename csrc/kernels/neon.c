@@ -740,12 +740,15 @@ QN_INLINE void qn_quant(int xk, int qk, int yk, const void *x, void *y, size_t n
 /* ------------------------------------------------------------------ dequantize */
 
 /* Zero points as int32 (codes of <= 16 bits) or, for QK_D_B32, int64 (two per vector). */
+/* inputs whose zero point is subtracted in float32 (p->zpf): float6, Quark float16 / bfloat16 */
+#define QN_ZF_D(dk) ((dk) >= QK_D_E2M3 || (dk) == QK_D_F16 || (dk) == QK_D_BF16)
+
 typedef struct qn_dpar {
     float32x4_t s[4];
     int32x4_t zp[4];
     int64x2_t zp64[8];
     float32x4_t fz[4];   /* codes of <= 16 bits: 2^23 + zp + flip (qn_dpar_magic) */
-    float32x4_t zf[4];   /* float6: the float zero points (p->zpf), else unused */
+    float32x4_t zf[4];   /* QN_ZF_D: the float zero points (p->zpf, else 0), else unused */
 } qn_dpar;
 
 /* The magic-number form of code - zp for codes of <= 16 bits: a code c, made non-negative by
@@ -763,7 +766,7 @@ QN_INLINE void qn_dpar_magic(qn_dpar *v, uint32_t flip)
 QN_INLINE void qn_dpar_entry(int dk, qn_dpar *v, const qk_dparams *p, size_t e)
 {
     float32x4_t s = vdupq_n_f32(p->scale[e]);
-    float32x4_t zf = vdupq_n_f32(dk >= QK_D_E2M3 && p->zpf ? p->zpf[e] : 0.0f);
+    float32x4_t zf = vdupq_n_f32(QN_ZF_D(dk) && p->zpf ? p->zpf[e] : 0.0f);
     QN_UNROLL
     for (int k = 0; k < 4; k++) { v->s[k] = s; v->zf[k] = zf; }
     if (dk == QK_D_B32) {
@@ -782,7 +785,7 @@ QN_INLINE void qn_dpar_each(int dk, qn_dpar *v, const qk_dparams *p, size_t i)
     QN_UNROLL
     for (int k = 0; k < 4; k++) {
         v->s[k] = vld1q_f32(p->scale + i + 4 * k);
-        v->zf[k] = dk >= QK_D_E2M3 && p->zpf ? vld1q_f32(p->zpf + i + 4 * k) : vdupq_n_f32(0.0f);
+        v->zf[k] = QN_ZF_D(dk) && p->zpf ? vld1q_f32(p->zpf + i + 4 * k) : vdupq_n_f32(0.0f);
         if (dk == QK_D_B32) {
             v->zp64[2 * k] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k) : vdupq_n_s64(0);
             v->zp64[2 * k + 1] = p->zp64 ? vld1q_s64(p->zp64 + i + 4 * k + 2) : vdupq_n_s64(0);
@@ -800,7 +803,7 @@ static void qn_dpar_gather(int dk, qn_dpar *v, const qk_dparams *p, size_t blk, 
     int64_t z64[QN_CHUNK];
     for (int j = 0; j < QN_CHUNK; j++) {
         s[j] = p->scale[*e];
-        zf[j] = dk >= QK_D_E2M3 && p->zpf ? p->zpf[*e] : 0.0f;
+        zf[j] = QN_ZF_D(dk) && p->zpf ? p->zpf[*e] : 0.0f;
         z[j] = p->zp ? p->zp[*e] : 0;
         z64[j] = p->zp64 ? p->zp64[*e] : 0;
         if (++*off == blk) { *off = 0; ++*e; }
@@ -876,6 +879,11 @@ static int qn_is_fp_in(int dk)
            dk >= QK_D_E2M3;
 }
 
+/* AMD Quark's float16 / bfloat16 inputs, and every float input (no zero-point magic, no
+ * signedness) */
+static int qn_is_h_in(int dk) { return dk == QK_D_F16 || dk == QK_D_BF16; }
+static int qn_is_float_in(int dk) { return qn_is_fp_in(dk) || qn_is_h_in(dk); }
+
 /* 16 packed float6 codes (12 bytes, 4 groups of 4 codes in 3) -> bytes: each code's 16-bit
  * window (the byte holding its low bits and the next, or zero: index 16) into a 16-bit
  * lane, shifted down by the code's position in it and masked */
@@ -937,7 +945,10 @@ QN_INLINE void qn_store_d(int ok, void *y, size_t i, const float32x4_t v[4])
     }
 }
 
-static size_t qn_code_size(int dk) { return dk == QK_D_B16 ? 2 : dk == QK_D_B32 ? 4 : 1; }
+static size_t qn_code_size(int dk)
+{
+    return dk == QK_D_B16 || qn_is_h_in(dk) ? 2 : dk == QK_D_B32 ? 4 : 1;
+}
 
 static void qn_dequant_part(int dk, int ok, const void *x, void *y, size_t a, size_t b,
                             size_t n, const qk_dparams *p)
@@ -988,20 +999,33 @@ QN_INLINE void qn_dequant_chunk(int dk, int ok, int sgn, int part, const void *x
             float32x2_t fh = vcvt_f32_f64(vcvtq_f64_s64(vsubq_s64(hi, pv->zp64[2 * k + 1])));
             v[k] = vmulq_f32(vcombine_f32(fl, fh), pv->s[k]);
         }
-    } else if (qn_is_fp_in(dk)) {
-        /* float8 zero points are zero, float4 ones ignored: no subtraction; float6 ones are
-         * subtracted in float (pv->zf, zero without one: d - 0 is d for every code) */
-        uint8x16_t b = qn_p6_d(dk) ? qn_load6((const uint8_t *)xb + (i - i0) / 4 * 3)
-                       : qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb, i - i0,
-                                        vdupq_n_u8(0xff), f8);
-        uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_high_u8(b);
-        uint32x4_t c[4] = {vmovl_u16(vget_low_u16(h0)), vmovl_high_u16(h0),
-                           vmovl_u16(vget_low_u16(h1)), vmovl_high_u16(h1)};
+    } else if (qn_is_float_in(dk)) {
+        /* widened exactly: float8 / float4 / float6 codes or Quark's float16 / bfloat16;
+         * float8 zero points are zero, float4 ones ignored (no subtraction), float6 and
+         * float16 / bfloat16 ones subtracted in float (pv->zf, 0 without one: d - 0 is d for
+         * every d, -0 included, and makes a signaling NaN quiet as the scalar kernel does) */
+        float32x4_t d[4];
+        if (qn_is_h_in(dk)) {
+            const uint16_t *w = (const uint16_t *)xb + (i - i0);
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) {
+                uint16x4_t h = vld1_u16(w + 4 * k);
+                d[k] = dk == QK_D_F16 ? vcvt_f32_f16(vreinterpret_f16_u16(h)) : qn_bf16_to_f32(h);
+            }
+        } else {
+            uint8x16_t b = qn_p6_d(dk) ? qn_load6((const uint8_t *)xb + (i - i0) / 4 * 3)
+                           : qn_load_obytes(dk == QK_D_PE2M1 ? QK_D_P4 : QK_D_B8, 0, 0, xb,
+                                            i - i0, vdupq_n_u8(0xff), f8);
+            uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_high_u8(b);
+            uint32x4_t c[4] = {vmovl_u16(vget_low_u16(h0)), vmovl_high_u16(h0),
+                               vmovl_u16(vget_low_u16(h1)), vmovl_high_u16(h1)};
+            QN_UNROLL
+            for (int k = 0; k < 4; k++) d[k] = qn_from_fp(c[k], dk);
+        }
         QN_UNROLL
         for (int k = 0; k < 4; k++) {   /* a NaN x keeps its NaN, as the scalar kernel */
-            float32x4_t d = qn_from_fp(c[k], dk);
-            if (dk >= QK_D_E2M3) d = vsubq_f32(d, pv->zf[k]);
-            v[k] = vbslq_f32(vceqq_f32(d, d), vmulq_f32(d, pv->s[k]), d);
+            if (QN_ZF_D(dk)) d[k] = vsubq_f32(d[k], pv->zf[k]);
+            v[k] = vbslq_f32(vceqq_f32(d[k], d[k]), vmulq_f32(d[k], pv->s[k]), d[k]);
         }
     } else {
         float32x4_t d[4];   /* code - zp, exact: one rounding, the product */
@@ -1019,10 +1043,10 @@ QN_INLINE void qn_dequant_body(int dk, int ok, int sgn, int part, int mode, cons
     /* B8: the code's bits; signed codes get flip added (offset binary, qn_dpar_magic) */
     unsigned bits = dk == QK_D_B8 ? (p->bits < 8 ? p->bits : 8) : dk == QK_D_B16 ? 16
                     : dk == QK_D_P4 ? 4 : 2;
-    uint32_t flip = sgn && !qn_is_fp_in(dk) ? 1u << (bits - 1) : 0u;
+    uint32_t flip = sgn && !qn_is_float_in(dk) ? 1u << (bits - 1) : 0u;
     uint8x16_t m8 = vdupq_n_u8((uint8_t)(dk == QK_D_B8 ? (1u << bits) - 1u : 0xffu));
     uint8x16_t f8 = vdupq_n_u8((uint8_t)flip);
-    int magic = dk != QK_D_B32 && !qn_is_fp_in(dk);
+    int magic = dk != QK_D_B32 && !qn_is_float_in(dk);
     qn_dpar pv;
     if (mode == QN_SINGLE) {
         qn_dpar_entry(dk, &pv, p, 0);
@@ -1096,7 +1120,7 @@ QN_INLINE void qn_dequant(int dk, int ok, const void *x, void *y, size_t n,
                                  : (const void *)((const uint8_t *)x +
                                                   head * qn_code_size(dk));
         /* float codes have no signedness: one copy of the loops */
-        if (p->is_signed && !qn_is_fp_in(dk)) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
+        if (p->is_signed && !qn_is_float_in(dk)) qn_dequant_sgn(dk, ok, 1, xb, y, head, i1, n, p);
         else qn_dequant_sgn(dk, ok, 0, xb, y, head, i1, n, p);
     }
     if (i1 < n) qn_dequant_part(dk, ok, x, y, i1, n, n, p);
@@ -1182,10 +1206,69 @@ static void minmax_f32_neon(const float *x, size_t n, float *mn, float *mx)
     *mx = b;
 }
 
+/* ------------------------------------------------------------------ AMD Quark outputs */
+
+/* float32 x, float32 quotient to int32 / uint32 (QK_Y_B32), float16 and bfloat16: scalar.c's
+ * operations in its order. B32: the true quotient widened to double, clamped there to
+ * [qmin64 - zp, qmax64 - zp] (FMAXNM: a NaN quotient gives the low bound, as scalar.c's
+ * comparison), rounded half to even, plus the zero point, all exact in double; the low 32
+ * bits of the int64 are the code. F16 / BF16: q + zpf in float32 (+0 without a zero point,
+ * so -0 becomes +0), one rounding. Blocks shorter than a vector and tails: the scalar kernel. */
+typedef struct qn_qk {
+    float32x4_t s, zf;
+    float64x2_t lo, hi, zp;
+} qn_qk;
+
+QN_INLINE void qn_quark_vec(int yk, const float *x, uint8_t *y, const qn_qk *k)
+{
+    float32x4_t q = vdivq_f32(vld1q_f32(x), k->s);
+    if (yk == QK_Y_B32) {
+        float64x2_t d0 = vcvt_f64_f32(vget_low_f32(q)), d1 = vcvt_high_f64_f32(q);
+        d0 = vaddq_f64(vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d0, k->lo), k->hi)), k->zp);
+        d1 = vaddq_f64(vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d1, k->lo), k->hi)), k->zp);
+        vst1q_s32((int32_t *)(void *)y, vcombine_s32(vmovn_s64(vcvtq_s64_f64(d0)),
+                                                     vmovn_s64(vcvtq_s64_f64(d1))));
+    } else {
+        q = vaddq_f32(q, k->zf);
+        vst1_u16((uint16_t *)(void *)y, yk == QK_Y_F16 ? qn_to_f16(q) : qn_to_bf16(q));
+    }
+}
+
+QN_INLINE void qn_quark_quant(int yk, const void *xv, void *yv, size_t n, const qk_qparams *p)
+{
+    const float *x = (const float *)xv;
+    uint8_t *y = (uint8_t *)yv;
+    size_t blk = qn_blk(p->blk), ys = yk == QK_Y_B32 ? 4u : 2u;
+    if (blk < 4 && blk < n) {   /* small blocks: the scalar kernel reads the arrays */
+        qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, xv, yv, n, p);
+        return;
+    }
+    for (size_t a = 0, e = 0; a < n; a += blk, e++) {
+        size_t b = n - a <= blk ? n : a + blk, i = a;
+        int64_t zp = p->zp64 ? p->zp64[e] : 0;
+        qn_qk k;
+        k.s = vdupq_n_f32(p->scale[e]);
+        k.zf = vdupq_n_f32(p->zpf ? p->zpf[e] : 0.0f);
+        k.lo = vdupq_n_f64((double)(p->qmin64 - zp));   /* exact: |.| <= 2^33 */
+        k.hi = vdupq_n_f64((double)(p->qmax64 - zp));
+        k.zp = vdupq_n_f64((double)zp);
+        for (; b - i >= 8; i += 8) {
+            qn_quark_vec(yk, x + i, y + i * ys, &k);
+            qn_quark_vec(yk, x + i + 4, y + (i + 4) * ys, &k);
+        }
+        for (; b - i >= 4; i += 4) qn_quark_vec(yk, x + i, y + i * ys, &k);
+        if (i < b) {
+            qk_qparams q = qk_qparams_at(p, e);
+            q.blk = b - i;   /* one entry */
+            qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x + i, y + i * ys, b - i, &q);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ table */
 
 #define QN_QFN(xk, qk, yk) \
-    static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
+    static void neon_q_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
     { qn_quant(xk, qk, yk, x, y, n, p); }
 #define QN_QFN_Y(xk, qk) QN_QFN(xk, qk, QK_Y_B8) QN_QFN(xk, qk, QK_Y_B16) \
     QN_QFN(xk, qk, QK_Y_P4) QN_QFN(xk, qk, QK_Y_P2)
@@ -1210,7 +1293,7 @@ QN_QFN_Y(QK_X_BF16, QK_Q_BF16)
 QN_QFN_Y(QK_X_I32, QK_Q_F32)
 
 #define QN_DFN(dk, ok) \
-    static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
+    static void neon_d_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qn_dequant(dk, ok, x, y, n, p); }
 #define QN_DFN_O(dk) QN_DFN(dk, QK_O_F32) QN_DFN(dk, QK_O_F16) QN_DFN(dk, QK_O_BF16)
 QN_DFN_O(QK_D_B8)
@@ -1226,18 +1309,28 @@ QN_DFN_O(QK_D_E2M3)
 QN_DFN_O(QK_D_PE2M3)
 QN_DFN_O(QK_D_E3M2)
 QN_DFN_O(QK_D_PE3M2)
+QN_DFN_O(QK_D_F16)
+QN_DFN_O(QK_D_BF16)
 
-#define QN_QROW(xk, qk) { quant_##xk##_##qk##_QK_Y_B8, quant_##xk##_##qk##_QK_Y_B16, \
-                          quant_##xk##_##qk##_QK_Y_P4, quant_##xk##_##qk##_QK_Y_P2 }
+#define QN_QUARK_QFN(name, yk) \
+    static void neon_q_quark_##name(const void *x, void *y, size_t n, const qk_qparams *p) \
+    { qn_quark_quant(yk, x, y, n, p); }
+QN_QUARK_QFN(b32, QK_Y_B32)
+QN_QUARK_QFN(f16, QK_Y_F16)
+QN_QUARK_QFN(bf16, QK_Y_BF16)
+
+#define QN_QROW(xk, qk) { neon_q_##xk##_##qk##_QK_Y_B8, neon_q_##xk##_##qk##_QK_Y_B16, \
+                          neon_q_##xk##_##qk##_QK_Y_P4, neon_q_##xk##_##qk##_QK_Y_P2 }
 #define QN_QNULL { NULL, NULL, NULL, NULL }
-/* the f32 / f32 row with the float outputs: NULL (scalar) for fnuz, B32, F16, BF16 */
-#define QN_QROW_FP { quant_QK_X_F32_QK_Q_F32_QK_Y_B8, quant_QK_X_F32_QK_Q_F32_QK_Y_B16, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_P4, quant_QK_X_F32_QK_Q_F32_QK_Y_P2, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_E4M3FN, NULL, quant_QK_X_F32_QK_Q_F32_QK_Y_E5M2, NULL, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M1, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M1, NULL, NULL, NULL, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_E2M3, quant_QK_X_F32_QK_Q_F32_QK_Y_PE2M3, \
-    quant_QK_X_F32_QK_Q_F32_QK_Y_E3M2, quant_QK_X_F32_QK_Q_F32_QK_Y_PE3M2 }
-#define QN_DROW(dk) { dequant_##dk##_QK_O_F32, dequant_##dk##_QK_O_F16, dequant_##dk##_QK_O_BF16 }
+/* the f32 / f32 row with the float and Quark outputs: NULL (scalar) for fnuz */
+#define QN_QROW_FP { neon_q_QK_X_F32_QK_Q_F32_QK_Y_B8, neon_q_QK_X_F32_QK_Q_F32_QK_Y_B16, \
+    neon_q_QK_X_F32_QK_Q_F32_QK_Y_P4, neon_q_QK_X_F32_QK_Q_F32_QK_Y_P2, \
+    neon_q_QK_X_F32_QK_Q_F32_QK_Y_E4M3FN, NULL, neon_q_QK_X_F32_QK_Q_F32_QK_Y_E5M2, NULL, \
+    neon_q_QK_X_F32_QK_Q_F32_QK_Y_E2M1, neon_q_QK_X_F32_QK_Q_F32_QK_Y_PE2M1, neon_q_quark_b32, \
+    neon_q_quark_f16, neon_q_quark_bf16, \
+    neon_q_QK_X_F32_QK_Q_F32_QK_Y_E2M3, neon_q_QK_X_F32_QK_Q_F32_QK_Y_PE2M3, \
+    neon_q_QK_X_F32_QK_Q_F32_QK_Y_E3M2, neon_q_QK_X_F32_QK_Q_F32_QK_Y_PE3M2 }
+#define QN_DROW(dk) { neon_d_##dk##_QK_O_F32, neon_d_##dk##_QK_O_F16, neon_d_##dk##_QK_O_BF16 }
 
 const qk_table qk_neon_table = {
     "neon",
@@ -1248,7 +1341,7 @@ const qk_table qk_neon_table = {
     { QN_DROW(QK_D_B8), QN_DROW(QK_D_B16), QN_DROW(QK_D_P4), QN_DROW(QK_D_P2),
       QN_DROW(QK_D_B32), QN_DROW(QK_D_E4M3FN), { NULL, NULL, NULL, NULL },
       QN_DROW(QK_D_E5M2), { NULL, NULL, NULL, NULL }, QN_DROW(QK_D_E2M1),
-      QN_DROW(QK_D_PE2M1), { NULL, NULL, NULL, NULL }, { NULL, NULL, NULL, NULL },
+      QN_DROW(QK_D_PE2M1), QN_DROW(QK_D_F16), QN_DROW(QK_D_BF16),
       QN_DROW(QK_D_E2M3), QN_DROW(QK_D_PE2M3), QN_DROW(QK_D_E3M2), QN_DROW(QK_D_PE3M2) },
     minmax_f32_neon,
 };

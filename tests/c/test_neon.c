@@ -232,6 +232,10 @@ static const otype b8_types[] = {{"u8", 0, 255, 0xff, 1}, {"i8", -128, 127, 0xff
 static const otype b16_types[] = {{"u16", 0, 65535, 0xff, 1}, {"i16", -32768, 32767, 0xff, 1}};
 static const otype p4_types[] = {{"u4", 0, 15, 0x0f, 1}, {"i4", -8, 7, 0x0f, 1}};
 static const otype p2_types[] = {{"u2", 0, 3, 0x03, 1}, {"i2", -2, 1, 0x03, 1}};
+/* AMD Quark's outputs: the 32-bit ranges are qmin64 / qmax64 (chosen by name), float16 and
+ * bfloat16 have none */
+static const otype b32_types[] = {{"i32", 0, 0, 0xff, 1}, {"u32", 0, 0, 0xff, 1}};
+static const otype hq_types[] = {{"h", 0, 0, 0xff, 1}};
 
 /* Entry sizes to try; the first two mean one entry (blk >= n). */
 static size_t pick_blk(size_t n, size_t c)
@@ -280,7 +284,7 @@ static float gen_f4_zero_point(void)
 
 /* ------------------------------------------------------------------ quantize */
 
-static gbuf gx, gy, gs, gz, gs64, gr;
+static gbuf gx, gy, gs, gz, gs64, gr, gz64;
 static uint8_t *yref;          /* scalar output window */
 #define WIN 48                 /* bytes compared on each side of the output */
 
@@ -305,8 +309,11 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     static const size_t xsz[] = {4, 2, 2, 4};
     qk_quant_fn fn = qk_neon_table.quant[xk][qk][yk];
     unsigned per = yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2 : yk == QK_Y_P2 || is_p6_y(yk) ? 4 : 1;
-    size_t ysz = yk == QK_Y_B16 ? 2 : 1;
     int fp = is_fp_y(yk), f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk >= QK_Y_E2M3;
+    int b32 = yk == QK_Y_B32, hq = yk == QK_Y_F16 || yk == QK_Y_BF16;
+    size_t ysz = b32 ? 4 : yk == QK_Y_B16 || hq ? 2 : 1;
+    int64_t qmin64 = b32 && t->name[0] == 'u' ? 0 : INT32_MIN;
+    int64_t qmax64 = b32 && t->name[0] == 'u' ? (int64_t)UINT32_MAX : INT32_MAX;
     size_t blk = pick_blk(n, c);
     unsigned phase = per > 1 ? (unsigned)(c / 3 % per) : 0;
     size_t ne = entries_for(n, blk);
@@ -317,8 +324,10 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     /* parameters */
     float *scale = (float *)gb_place(&gs, ne * 4, where, skew, 4);
     double *scale64 = (double *)gb_place(&gs64, ne * 8, where, 0, 8);
-    int32_t *zp = use_zp && !fp ? (int32_t *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
-    float *zpf = use_zp && f4 ? (float *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
+    int32_t *zp = use_zp && !fp && !b32 && !hq ? (int32_t *)gb_place(&gz, ne * 4, !where, skew, 4)
+                                                : NULL;
+    float *zpf = use_zp && (f4 || hq) ? (float *)gb_place(&gz, ne * 4, !where, skew, 4) : NULL;
+    int64_t *zp64 = use_zp && b32 ? (int64_t *)gb_place(&gz64, ne * 8, !where, 0, 8) : NULL;
     int tie_scales = rnd() & 1;   /* one scale for the whole run keeps ties exact */
     float s0 = gen_scale(qk);
     for (size_t e = 0; e < ne; e++) {
@@ -341,6 +350,15 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
             }
         }
         if (zpf) zpf[e] = gen_f4_zero_point();
+        if (zp64) {
+            switch (rndn(4)) {
+            case 0: zp64[e] = qmin64; break;
+            case 1: zp64[e] = qmax64; break;
+            case 2: zp64[e] = 0; break;
+            default: zp64[e] = qmin64 + (int64_t)(((uint64_t)rnd32() << 32 | rnd32()) %
+                                                  (uint64_t)(qmax64 - qmin64 + 1));
+            }
+        }
     }
     qk_qparams p;
     memset(&p, 0, sizeof p);
@@ -354,6 +372,9 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     p.phase = phase;
     p.saturate = t->sat;
     p.zpf = zpf;
+    p.zp64 = zp64;
+    p.qmin64 = qmin64;
+    p.qmax64 = qmax64;
     /* reciprocals as the operator layer passes them (csrc/ops): for every entry when all are
      * inside qk_recip's range, else none (divide); sometimes none anyway */
     float *rscale = (float *)gb_place(&gr, ne * 4, where, skew, 4);
@@ -370,8 +391,11 @@ static void quant_case(int xk, int qk, int yk, const otype *t, size_t n, size_t 
     for (size_t i = 0; i < n; i++) {
         size_t e = blk >= n ? 0 : i / blk;
         int32_t z = zp ? zp[e] : 0;
+        /* Quark outputs: quotients around zero, ties, +-2^31 / 2^32, specials, any bits; for
+         * float16 beyond its range too */
         float v = fp ? gen_fp_quotient(fp_fmt_y(yk)) * scale[e]
-                     : gen_quant_value((float)scale64[e], t->qmin - z, t->qmax - z);
+                  : b32 || hq ? gen_quant_value(scale[e], hq ? -70000 : -1000, hq ? 70000 : 1000)
+                  : gen_quant_value((float)scale64[e], t->qmin - z, t->qmax - z);
         int32_t iv = rnd() % 4 == 0 ? (int32_t)rnd32() : (int32_t)fmaxf(fminf(v, 2e9f), -2e9f);
         encode_x(xk, x, i, v, iv);
     }
@@ -424,6 +448,8 @@ static void test_quant(int rounds)
                 case QK_Y_B16: ts = b16_types; nt = 2; break;
                 case QK_Y_P4: ts = p4_types; nt = 2; break;
                 case QK_Y_P2: ts = p2_types; nt = 2; break;
+                case QK_Y_B32: ts = b32_types; nt = 2; break;
+                case QK_Y_F16: case QK_Y_BF16: ts = hq_types; nt = 1; break;
                 default:
                     if (!is_fp_y(yk)) {   /* a kind this test does not know yet */
                         printf("FAIL quant y=%s: no generator\n", yk_name[yk]);
@@ -739,6 +765,7 @@ int main(int argc, char **argv)
     gs = gb_new(cap);
     gz = gb_new(cap);
     gs64 = gb_new(2 * cap);
+    gz64 = gb_new(2 * cap);
     gr = gb_new(cap);
     yref = malloc(cap);
     if (!yref) return 2;
