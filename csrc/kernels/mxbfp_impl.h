@@ -387,21 +387,30 @@ MXB_INLINE int mxb_v_block128(const float *x, float *y, int is_int8, const mxb_v
 #elif defined(__AVX2__)
 #include <immintrin.h>
 #define MXB_V32 1
-/* The same on AVX2, four vectors of 8 per block: masks as vectors, the clamp as min / max
- * with +-maxs, NaN / inf lanes blended back to x. */
+/* The same on AVX2 (with FMA), one block of four vectors of 8 at a time: M from the
+ * exponent fields x & 0x7f800000 (NaN / inf: 255, outside the fast range), g = max(field, F)
+ * with x's sign put back, the clamp as min / max with +-maxs. */
 typedef struct {
-    __m256i lo, hi, fl, mx, add;
+    int32_t lo, span;
+    __m256i fl, mx;
+    __m256 k;
 } mxb_vk;
 
 MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
 {
     mxb_vk k;
     int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
-    k.lo = _mm256_set1_epi32(lo * (1 << 23));
-    k.hi = _mm256_set1_epi32(hi * (1 << 23));
-    k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
-    k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
-    k.add = _mm256_set1_epi32((23 - c->mbits) * (1 << 23));
+    k.lo = lo * (1 << 23);
+    k.span = (hi - lo) * (1 << 23);
+    if (is_int8) {
+        k.fl = _mm256_set1_epi32(mxb_i32(260u << 23));
+        k.mx = _mm256_set1_epi32(-(6 << 23));
+        k.k = _mm256_set1_ps(0.49999997f);
+    } else {
+        k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
+        k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
+        k.k = _mm256_set1_ps(mxb_float((uint32_t)(150 - c->mbits) << 23));
+    }
     return k;
 }
 
@@ -409,50 +418,43 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
 {
     const __m256i fexp = _mm256_set1_epi32(0x7f800000), smask = _mm256_set1_epi32((int)0x80000000u);
     __m256 xv[4];
-    __m256i f[4], sp[4], m = _mm256_setzero_si256();
+    __m256i f[4], m = _mm256_setzero_si256();
     MXB_UNROLL
     for (int j = 0; j < 4; j++) {
         xv[j] = _mm256_loadu_ps(x + 8 * j);
         f[j] = _mm256_and_si256(_mm256_castps_si256(xv[j]), fexp);
-        sp[j] = _mm256_cmpeq_epi32(f[j], fexp);
-        m = _mm256_max_epu32(m, _mm256_andnot_si256(sp[j], f[j]));   /* NaN / inf: 0 */
+        m = _mm256_max_epu32(m, f[j]);
     }
     m = _mm256_max_epu32(m, _mm256_permute2x128_si256(m, m, 1));
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-    /* fields are below 2^31: signed compares */
-    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(k->lo, m), _mm256_cmpgt_epi32(m, k->hi));
-    if (!_mm256_testz_si256(bad, bad)) return 0;
+    /* every lane holds M: the range test on lane 0, in integers */
+    if ((uint32_t)(_mm256_cvtsi256_si32(m) - k->lo) > (uint32_t)k->span) return 0;
     if (!is_int8) {
         __m256i floor = _mm256_add_epi32(m, k->fl);
-        __m256 maxs = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
-        __m256 nmaxs = _mm256_or_ps(maxs, _mm256_castsi256_ps(smask));
+        __m256i maxs = _mm256_add_epi32(m, k->mx);
         MXB_UNROLL
-    for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < 4; j++) {
             __m256i sg = _mm256_and_si256(_mm256_castps_si256(xv[j]), smask);
-            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(
-                _mm256_add_epi32(_mm256_max_epu32(f[j], floor), k->add), sg));
-            __m256 r = _mm256_sub_ps(_mm256_add_ps(xv[j], g), g);
-            r = _mm256_max_ps(_mm256_min_ps(r, maxs), nmaxs);
-            _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(r, xv[j], _mm256_castsi256_ps(sp[j])));
+            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(_mm256_max_epu32(f[j], floor), sg));
+            __m256 t = _mm256_fmadd_ps(g, k->k, xv[j]);
+            __m256 r = _mm256_fnmadd_ps(g, k->k, t);   /* t - g K, exact */
+            /* r has x's sign or is +0: the smaller of r and +-maxs (x's sign) as unsigned
+             * bits is the smaller magnitude */
+            _mm256_storeu_si256((__m256i *)(y + 8 * j),
+                                _mm256_min_epu32(_mm256_castps_si256(r), _mm256_or_si256(maxs, sg)));
         }
         return 1;
     }
-    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(mxb_i32(260u << 23)), m));
-    __m256 s64 = _mm256_castsi256_ps(_mm256_sub_epi32(m, _mm256_set1_epi32(6 << 23)));
-    const __m256 sgn = _mm256_castsi256_ps(smask);
+    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(k->fl, m));
+    __m256 s64 = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
     MXB_UNROLL
     for (int j = 0; j < 4; j++) {
-        __m256 t = _mm256_mul_ps(xv[j], a);
-        __m256 at = _mm256_andnot_ps(sgn, t);
-        __m256 tr = _mm256_round_ps(at, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        /* half away from zero: up when the (exact) fraction is >= 0.5 */
-        __m256 up = _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(at, tr), _mm256_set1_ps(0.5f),
-                                                _CMP_GE_OQ), _mm256_set1_ps(1.0f));
-        __m256 q = _mm256_or_ps(_mm256_add_ps(tr, up), _mm256_and_ps(t, sgn));
+        __m256 c = _mm256_or_ps(_mm256_and_ps(xv[j], _mm256_castsi256_ps(smask)), k->k);
+        __m256 q = _mm256_round_ps(_mm256_fmadd_ps(xv[j], a, c),
+                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         q = _mm256_min_ps(q, _mm256_set1_ps(127.0f));   /* |q| <= 128 */
-        _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(_mm256_mul_ps(q, s64), xv[j],
-                                                     _mm256_castsi256_ps(sp[j])));
+        _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(q, s64));
     }
     return 1;
 }
