@@ -1199,31 +1199,40 @@ cdef extern from "ops/mxbfp.h" nogil:
                          const qk_mxbfp *c, int threads)
 
 
-def mxbfp(cnp.ndarray x, cnp.ndarray y, int64_t outer, int64_t length, int64_t inner,
-          int method, int emax, int emin, int mbits, float max_norm, int rounding,
-          int to_bfloat, int64_t block, int64_t sub_block, uint32_t shift_max,
-          int num_threads=0):
-    """Quark's MX / BFP quantize-dequantize of C-contiguous float32 x into y (same shape;
-    the arguments are checked by qsimd.quark)."""
+def mxbfp(x, tuple p, axis, block_size, rounding_mode, num_threads):
+    """Quark's MX / BFP quantize-dequantize (qsimd.quark) of native float32 C-contiguous x
+    along `axis`, p: (method, emax, emin, mbits, max_norm, to_bfloat, sub_block, shift_max).
+    None when x or an argument (plain ints in range) needs the general path, which converts
+    x, checks the arguments (reporting bad ones) and calls again."""
+    cdef cnp.ndarray a, y
+    cdef int64_t ax, bs, mode, th = 0, outer = 1, inner = 1
+    cdef int i, nd
     cdef qk_mxbfp c
-    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT32 or cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32
-            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(y)
-            or cnp.PyArray_SIZE(x) != outer * length * inner
-            or cnp.PyArray_SIZE(y) != outer * length * inner or block < 1 or sub_block < 1):
-        raise ValueError("mxbfp: internal argument error")
-    c.method = method
-    c.emax = emax
-    c.emin = emin
-    c.mbits = mbits
-    c.max_norm = max_norm
-    c.rounding = rounding
-    c.to_bfloat = to_bfloat
-    c.block = <size_t>block
-    c.sub_block = <size_t>sub_block
-    c.shift_max = shift_max
+    if type(x) is not np.ndarray:
+        return None
+    a = <cnp.ndarray>x
+    nd = cnp.PyArray_NDIM(a)
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT32 or not QS_ARR_OK(a) or nd == 0
+            or not _int64(axis, &ax) or not _int64(block_size, &bs)
+            or not _int64(rounding_mode, &mode) or ax < -nd or ax >= nd or bs < 1
+            or bs > (<int64_t>1 << 62) or mode < 0 or mode > 2):
+        return None
+    if num_threads is not None and (not _int64(num_threads, &th) or th < 1 or th > 64):
+        return None
+    if ax < 0:
+        ax += nd
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
+    for i in range(<int>ax):
+        outer *= dims[i]
+    for i in range(<int>ax + 1, nd):
+        inner *= dims[i]
+    y = _new_result(nd, dims, cnp.NPY_FLOAT32)
+    c.method, c.emax, c.emin, c.mbits, c.max_norm, c.to_bfloat, c.sub_block, c.shift_max = p
+    c.rounding = <int>mode
+    c.block = <size_t>bs
     with nogil:
-        qs_mxbfp_run(<const float *>cnp.PyArray_DATA(x), <float *>cnp.PyArray_DATA(y),
-                        <size_t>outer, <size_t>length, <size_t>inner, &c, num_threads)
+        qs_mxbfp_run(<const float *>cnp.PyArray_DATA(a), <float *>cnp.PyArray_DATA(y),
+                     <size_t>outer, <size_t>dims[ax], <size_t>inner, &c, <int>th)
     return y
 
 

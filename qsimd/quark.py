@@ -29,7 +29,6 @@ API decisions where Quark's op and qsimd differ:
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -97,6 +96,9 @@ MX_ELEMENT_TYPES = {
     "int8": (0, 0, 0, 127.0),
 }
 _MX_FLOAT, _MX_INT8, _BFP, _BFP_PRIME = 0, 1, 2, 3
+# element type -> the kernel's (method, emax, emin, mbits, max_norm)
+_MX_KERNEL = {k: (_MX_INT8 if k == "int8" else _MX_FLOAT,) + v + (0, 1, 0)
+              for k, v in MX_ELEMENT_TYPES.items()}
 _BFP_METHODS = {"to_bfp": _BFP, "to_bfp_prime": _BFP_PRIME,
                 "to_bfp_prime_shared": _BFP_PRIME}   # Quark's old name for to_bfp_prime
 
@@ -115,10 +117,10 @@ _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 
 
-def _blocked(x, axis, block_size, rounding_mode, num_threads, run):
-    """Common part: x as C-contiguous float32 (float16 x computes in float32 and rounds back,
-    as Quark's op casts), the axis split into (outer, length, inner), the kernel on it.
-    Kept lean (math.prod, dtype identity first): a 1K-element call is mostly this."""
+def _blocked(x, p, axis, block_size, rounding_mode, num_threads):
+    """The general path (the kernel's own entry takes native float32 C-contiguous x and plain
+    ints in range): x as C-contiguous float32 (float16 x computes in float32 and rounds back,
+    as Quark's op casts), the arguments checked, then the kernel; p as _core.mxbfp takes it."""
     if type(x) is not np.ndarray:
         x = np.asarray(x)
         if x.dtype == np.float64:
@@ -133,17 +135,14 @@ def _blocked(x, axis, block_size, rounding_mode, num_threads, run):
     nd = x.ndim
     if nd == 0:
         raise ValueError("x must have at least one dimension (blocks run along an axis)")
-    ax = _int_arg(axis, "axis", -nd, nd - 1) % nd
+    ax = _int_arg(axis, "axis", -nd, nd - 1)
     bs = _int_arg(block_size, "block_size", 1, 2**62)
     mode = _int_arg(rounding_mode, "rounding_mode", 0, 2)
-    threads = 0 if num_threads is None else _int_arg(num_threads, "num_threads", 1, 64)
-    if dt != _F32 or not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x, dtype=_F32)
-    shape = x.shape
-    y = _core.new_result(shape, _F32)   # the cached allocator
-    if y.size:
-        run(x, y, math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1:]), bs, mode,
-            threads)
+    threads = None if num_threads is None else _int_arg(num_threads, "num_threads", 1, 64)
+    x = np.ascontiguousarray(x, dtype=_F32)
+    y = _core.mxbfp(x, p, ax, bs, mode, threads)
+    if y is None:   # x was not aligned: a copy is
+        y = _core.mxbfp(x.copy(), p, ax, bs, mode, threads)
     return y.astype(np.float16) if half else y
 
 
@@ -170,13 +169,11 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     if element_dtype not in MX_ELEMENT_TYPES:
         raise ValueError(f"element_dtype must be one of {', '.join(MX_ELEMENT_TYPES)}, "
                          f"got {element_dtype!r}")
-    emax, emin, mbits, max_norm = MX_ELEMENT_TYPES[element_dtype]
-    method = _MX_INT8 if element_dtype == "int8" else _MX_FLOAT
-
-    def run(xf, y, outer, length, inner, bs, mode, threads):
-        _core.mxbfp(xf, y, outer, length, inner, method, emax, emin, mbits, max_norm, mode,
-                    0, bs, 1, 0, threads)
-    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
+    p = _MX_KERNEL[element_dtype]
+    y = _core.mxbfp(x, p, axis, block_size, rounding_mode, num_threads)
+    if y is not None:   # native float32 C-contiguous x, plain int arguments in range
+        return y
+    return _blocked(x, p, axis, block_size, rounding_mode, num_threads)
 
 
 def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
@@ -218,10 +215,8 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
             raise ValueError(f"sub_block_size ({sub}) must divide block_size ({block_size}) "
                              f"for to_bfp_prime")
 
-    def run(xf, y, outer, length, inner, bs, mode, threads):
-        _core.mxbfp(xf, y, outer, length, inner, method, 0, 0, bw - 9, 0.0, mode, tb, bs,
-                    sub, shift_max, threads)
-    return _blocked(x, axis, block_size, rounding_mode, num_threads, run)
+    return _blocked(x, (method, 0, 0, bw - 9, 0.0, tb, sub, shift_max), axis, block_size,
+                    rounding_mode, num_threads)
 
 
 # ------------------------------------------------------------------ ONNX-native MX

@@ -136,7 +136,8 @@ import quark_ops  # noqa: E402
 # than the axis, blocks of one
 LAYOUTS = [((70,), 0, 32), ((3, 70), 1, 32), ((3, 70), -1, 8), ((37, 5), 0, 32),
            ((2, 9, 37), 1, 5), ((2, 9, 37), 2, 64), ((4, 33, 3), 1, 32), ((6, 50), 1, 1),
-           ((5, 96), 1, 32), ((2, 3, 4, 20), 3, 16)]
+           ((5, 96), 1, 32), ((2, 3, 4, 20), 3, 16),
+           ((3, 300), 1, 32)]   # rows of 4-block groups (the AVX-512 path) and a short tail
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,12 @@
 #define MXB_INLINE static inline
 #endif
 
-/* The AVX2 block's four-vector loops fully unrolled (its arrays stay in registers): the file
- * is built at -O2, which does not unroll them itself. */
+/* The SIMD blocks' loops over vectors fully unrolled (their arrays stay in registers): the
+ * file is built at -O2, which does not unroll them itself. */
 #if defined(__GNUC__) || defined(__clang__)
-#define MXB_UNROLL4 _Pragma("GCC unroll 4")
+#define MXB_UNROLL _Pragma("GCC unroll 8")
 #else
-#define MXB_UNROLL4
+#define MXB_UNROLL
 #endif
 
 MXB_INLINE uint32_t mxb_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -254,28 +254,30 @@ MXB_INLINE int32_t mxb_i32(uint32_t u) { int32_t v; memcpy(&v, &u, 4); return v;
 #include <immintrin.h>
 #define MXB_V32 1
 /* Whole MX blocks of 32 along rows on AVX-512: the float kinds and int8 with rounding mode 0
- * (Quark's default), one pass per block in registers. The same operations as the scalar
+ * (Quark's default), in registers, four blocks at a time. The same results as the scalar
  * forms above (mxb_mx_float_fast; mxb_mx_int8 with mxb_round's mode 0), with the block's
- * constants built as bit patterns from the largest exponent field M, kept in every lane:
- *   float: floor = M + (emin - emax) << 23, maxs = bits(max_norm) + M - (127 + emax) << 23
- *          (max_norm * 2^v, exact), when 27 + emax <= m <= 227 (mxb_block's fast range);
+ * constants built as bit patterns from its largest exponent field M:
+ *   float: F = 2^(emin - emax) * 2^(M - 127), the type's smallest normal in x's scale, and
+ *          maxs = max_norm * 2^v (exact), when 27 + emax <= m <= 227 (mxb_block's fast range);
+ *          each element: g = +-max(2^e, F) with x's sign and e x's exponent (x & 0xff800000
+ *          keeps the sign and 2^e; vrangeps takes the larger magnitude with the first
+ *          operand's sign), then r = (x + g K) - g K with K = 2^(23 - mbits) in two fused
+ *          operations (g K exact: the adding constant of mxb_mx_float_fast), clamped to
+ *          +-maxs by a second vrangeps (the smaller magnitude, r's sign);
  *   int8:  a64 = 64 * 2^-v = (260 << 23) - M, s64 = 2^(v - 6) = M - (6 << 23), both normal
- *          when 7 <= m <= 253 (|t| < 128 there, so t's integer part is exact). t = x * a64
- *          equals mxb_mx_int8's (x * 2^-v) * 64: both are exact while x * 2^-v is normal,
- *          and otherwise |t| < 2^-120 either way, which rounds (mode 0) to a zero of x's sign.
- * Other blocks take mxb_block. The clamp to +-maxs is one vrangeps (the smaller magnitude,
- * r's sign), NaN / inf lanes keep x through the write mask. */
-MXB_INLINE __m512i mxb_v_hmax(__m512i m)
-{
-    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0x4e));
-    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0xb1));
-    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
-    return _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
-}
-
-/* The kind's constants, built once per call */
+ *          when 7 <= m <= 253 (|t| < 128 there). t = x * a64 equals mxb_mx_int8's
+ *          (x * 2^-v) * 64 (both exact while x * 2^-v is normal; otherwise |t| < 2^-120
+ *          either way, which rounds to a zero of x's sign); half away from zero is
+ *          trunc(t + copysign(0.5 - 2^-25, t)), exact for |t| < 2^22 (the sum rounds up to
+ *          the next integer only when t's fraction is at least 0.5), and the fused
+ *          x * a64 + c rounds once the exact t + c.
+ * M comes from 2^e of the elements (mxb_v_e), the larger magnitude lane-wise by vrangeps
+ * (sign cleared; the mask makes a NaN an inf, which vrangeps keeps where it would drop a quiet
+ * NaN), then integer maxima; a NaN or inf gives field 255, outside both ranges, so the block
+ * takes mxb_block, which keeps them. */
 typedef struct {
-    __m512i lo, span, fl, mx, add;
+    __m512i lo, span, fl, mx;
+    __m512 k;
 } mxb_vk;
 
 MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
@@ -284,119 +286,131 @@ MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
     int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
     k.lo = _mm512_set1_epi32(lo * (1 << 23));
     k.span = _mm512_set1_epi32((hi - lo) * (1 << 23));
-    k.fl = _mm512_set1_epi32((c->emin - c->emax) * (1 << 23));
-    k.mx = _mm512_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
-    k.add = _mm512_set1_epi32((23 - c->mbits) * (1 << 23));
+    if (is_int8) {   /* fl: a64 = fl - M, mx: s64 = M + mx */
+        k.fl = _mm512_set1_epi32(mxb_i32(260u << 23));
+        k.mx = _mm512_set1_epi32(-(6 << 23));
+        k.k = _mm512_set1_ps(0.49999997f);   /* 0.5 - 2^-25 */
+    } else {
+        k.fl = _mm512_set1_epi32((c->emin - c->emax) * (1 << 23));
+        k.mx = _mm512_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
+        k.k = _mm512_set1_ps(mxb_float((uint32_t)(150 - c->mbits) << 23));   /* 2^(23 - mbits) */
+    }
     return k;
 }
 
-/* One vector of 16 elements (exponent fields f, k: not NaN / inf) of the block whose field
- * M is in every lane of m, to y. */
-MXB_INLINE void mxb_v_vec(float *y, __m512 xv, __m512i f, __mmask16 kk, __m512i m, int is_int8,
+/* x's sign and 2^(its exponent) (NaN: +-inf; zero and subnormals: +-0) */
+MXB_INLINE __m512 mxb_v_e(__m512 x)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),
+                                                _mm512_set1_epi32((int)0xff800000u)));
+}
+
+/* One vector of 16 elements (e: mxb_v_e) of a block with constants f (F or a64) and s (maxs or s64) */
+MXB_INLINE void mxb_v_vec(float *y, __m512 xv, __m512 e, __m512 f, __m512 s, int is_int8,
                           const mxb_vk *k)
 {
-    const __m512i smask = _mm512_set1_epi32((int)0x80000000u);
     if (!is_int8) {
-        __m512i floor = _mm512_add_epi32(m, k->fl);
-        __m512 maxs = _mm512_castsi512_ps(_mm512_add_epi32(m, k->mx));
-        /* magic = (max(f, floor) + add) | sign of x (0xf8: A | (B & C)) */
-        __m512 g = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-            _mm512_add_epi32(_mm512_max_epu32(f, floor), k->add), _mm512_castps_si512(xv), smask,
-            0xf8));
-        __m512 r = _mm512_sub_ps(_mm512_add_ps(xv, g), g);
-        _mm512_storeu_ps(y, _mm512_mask_range_ps(xv, kk, r, maxs, 0x2));
+        __m512 g = _mm512_range_ps(e, f, 0x03);   /* larger magnitude, e's sign */
+        __m512 t = _mm512_fmadd_ps(g, k->k, xv);
+        __m512 r = _mm512_fnmadd_ps(g, k->k, t);   /* t - g K, exact */
+        _mm512_storeu_ps(y, _mm512_range_ps(r, s, 0x02));
         return;
     }
-    __m512 a = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(mxb_i32(260u << 23)), m));
-    __m512 s64 = _mm512_castsi512_ps(_mm512_sub_epi32(m, _mm512_set1_epi32(6 << 23)));
-    __m512 t = _mm512_mul_ps(xv, a), at = _mm512_abs_ps(t);
-    __m512 tr = _mm512_roundscale_ps(at, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    /* half away from zero: up when the (exact) fraction is >= 0.5 */
-    __mmask16 up = _mm512_cmp_ps_mask(_mm512_sub_ps(at, tr), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
-    __m512 g = _mm512_mask_add_ps(tr, up, tr, _mm512_set1_ps(1.0f));
-    /* the sign of t back (a zero keeps it), then at most 127 (|q| <= 128) */
-    __m512 q = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(g),
-                                                             _mm512_castps_si512(t), smask, 0xf8));
-    q = _mm512_min_ps(q, _mm512_set1_ps(127.0f));
-    _mm512_storeu_ps(y, _mm512_mask_mul_ps(xv, kk, q, s64));
-}
-
-/* Two vectors' exponent fields and not-NaN/inf masks; their lane-wise largest field (NaN / inf
- * not counting) */
-MXB_INLINE __m512i mxb_v_pre(const float *x, __m512 *x0, __m512 *x1, __m512i *f0, __m512i *f1,
-                             __mmask16 *k0, __mmask16 *k1)
-{
-    const __m512i fexp = _mm512_set1_epi32(0x7f800000);
-    *x0 = _mm512_loadu_ps(x);
-    *x1 = _mm512_loadu_ps(x + 16);
-    *f0 = _mm512_and_si512(_mm512_castps_si512(*x0), fexp);
-    *f1 = _mm512_and_si512(_mm512_castps_si512(*x1), fexp);
-    *k0 = _mm512_cmpneq_epi32_mask(*f0, fexp);
-    *k1 = _mm512_cmpneq_epi32_mask(*f1, fexp);
-    __m512i m = _mm512_maskz_mov_epi32(*k0, *f0);
-    return _mm512_mask_max_epu32(m, *k1, m, *f1);
-}
-
-MXB_INLINE int mxb_v_bad(__m512i m, const mxb_vk *k)
-{
-    return _mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span) != 0;
+    __m512 c = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_castps_si512(k->k), _mm512_castps_si512(xv), _mm512_set1_epi32((int)0x80000000u),
+        0xf8));   /* k | (x & sign) */
+    __m512 q = _mm512_roundscale_ps(_mm512_fmadd_ps(xv, f, c),
+                                    _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    q = _mm512_min_ps(q, _mm512_set1_ps(127.0f));   /* |q| <= 128 */
+    _mm512_storeu_ps(y, _mm512_mul_ps(q, s));
 }
 
 /* 1 when the block at x was done; 0: it is outside the fast range */
 MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
 {
-    __m512 x0, x1;
-    __m512i f0, f1;
-    __mmask16 k0, k1;
-    __m512i m = mxb_v_hmax(mxb_v_pre(x, &x0, &x1, &f0, &f1, &k0, &k1));
-    if (mxb_v_bad(m, k)) return 0;
-    mxb_v_vec(y, x0, f0, k0, m, is_int8, k);
-    mxb_v_vec(y + 16, x1, f1, k1, m, is_int8, k);
+    __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    __m512 e0 = mxb_v_e(x0), e1 = mxb_v_e(x1);
+    __m512i m = _mm512_castps_si512(_mm512_range_ps(e0, e1, 0x0b));
+    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0x4e));
+    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0xb1));
+    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
+    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
+    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span)) return 0;
+    __m512 f = _mm512_castsi512_ps(is_int8 ? _mm512_sub_epi32(k->fl, m)
+                                           : _mm512_add_epi32(m, k->fl));
+    __m512 s = _mm512_castsi512_ps(_mm512_add_epi32(m, k->mx));
+    mxb_v_vec(y, x0, e0, f, s, is_int8, k);
+    mxb_v_vec(y + 16, x1, e1, f, s, is_int8, k);
     return 1;
 }
 
-/* Two blocks, their maxima reduced together (lanes 0-7: the first block, 8-15: the second);
- * 0 when either is outside the fast range (nothing written). */
-MXB_INLINE int mxb_v_block64(const float *x, float *y, int is_int8, const mxb_vk *k)
+/* Four blocks, their maxima reduced together (128-bit quarter b: block b); 0 when any is
+ * outside the fast range (nothing written). */
+MXB_INLINE int mxb_v_block128(const float *x, float *y, int is_int8, const mxb_vk *k)
 {
-    __m512 x0, x1, x2, x3;
-    __m512i f0, f1, f2, f3;
-    __mmask16 k0, k1, k2, k3;
-    __m512i ma = mxb_v_pre(x, &x0, &x1, &f0, &f1, &k0, &k1);
-    __m512i mb = mxb_v_pre(x + 32, &x2, &x3, &f2, &f3, &k2, &k3);
-    __m512i t = _mm512_max_epu32(_mm512_shuffle_i32x4(ma, mb, 0x44),
-                                 _mm512_shuffle_i32x4(ma, mb, 0xee));
-    t = _mm512_max_epu32(t, _mm512_shuffle_i32x4(t, t, 0xb1));
-    t = _mm512_max_epu32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0x4e));
-    t = _mm512_max_epu32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xb1));
-    if (mxb_v_bad(t, k)) return 0;
-    ma = _mm512_shuffle_i32x4(t, t, 0x00);
-    mb = _mm512_shuffle_i32x4(t, t, 0xaa);
-    mxb_v_vec(y, x0, f0, k0, ma, is_int8, k);
-    mxb_v_vec(y + 16, x1, f1, k1, ma, is_int8, k);
-    mxb_v_vec(y + 32, x2, f2, k2, mb, is_int8, k);
-    mxb_v_vec(y + 48, x3, f3, k3, mb, is_int8, k);
+    __m512 xv[8], e[8];
+    __m512i a[4];
+    MXB_UNROLL
+    for (int j = 0; j < 8; j++) {
+        xv[j] = _mm512_loadu_ps(x + 16 * j);
+        e[j] = mxb_v_e(xv[j]);
+    }
+    MXB_UNROLL
+    for (int j = 0; j < 4; j++)
+        a[j] = _mm512_castps_si512(_mm512_range_ps(e[2 * j], e[2 * j + 1], 0x0b));
+    __m512i ab = _mm512_max_epu32(_mm512_shuffle_i32x4(a[0], a[1], 0x44),
+                                  _mm512_shuffle_i32x4(a[0], a[1], 0xee));
+    __m512i cd = _mm512_max_epu32(_mm512_shuffle_i32x4(a[2], a[3], 0x44),
+                                  _mm512_shuffle_i32x4(a[2], a[3], 0xee));
+    __m512i m = _mm512_max_epu32(_mm512_shuffle_i32x4(ab, cd, 0x88),
+                                 _mm512_shuffle_i32x4(ab, cd, 0xdd));
+    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
+    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
+    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span)) return 0;
+    __m512i f = is_int8 ? _mm512_sub_epi32(k->fl, m) : _mm512_add_epi32(m, k->fl);
+    __m512i s = _mm512_add_epi32(m, k->mx);
+#define MXB_V_B(b, imm)                                                                    \
+    do {                                                                                   \
+        __m512 fb = _mm512_castsi512_ps(_mm512_shuffle_i32x4(f, f, imm));                  \
+        __m512 sb = _mm512_castsi512_ps(_mm512_shuffle_i32x4(s, s, imm));                  \
+        mxb_v_vec(y + 32 * (b), xv[2 * (b)], e[2 * (b)], fb, sb, is_int8, k);              \
+        mxb_v_vec(y + 32 * (b) + 16, xv[2 * (b) + 1], e[2 * (b) + 1], fb, sb, is_int8, k); \
+    } while (0)
+    MXB_V_B(0, 0x00);
+    MXB_V_B(1, 0x55);
+    MXB_V_B(2, 0xaa);
+    MXB_V_B(3, 0xff);
+#undef MXB_V_B
     return 1;
 }
-#define MXB_V64 1
+#define MXB_V128 1
 #elif defined(__AVX2__)
 #include <immintrin.h>
 #define MXB_V32 1
-/* The same on AVX2, four vectors of 8 per block: masks as vectors, the clamp as min / max
- * with +-maxs, NaN / inf lanes blended back to x. */
+/* The same on AVX2 (with FMA), one block of four vectors of 8 at a time: M from the
+ * exponent fields x & 0x7f800000 (NaN / inf: 255, outside the fast range), g = max(field, F)
+ * with x's sign put back, the clamp as min / max with +-maxs. */
 typedef struct {
-    __m256i lo, hi, fl, mx, add;
+    int32_t lo, span;
+    __m256i fl, mx;
+    __m256 k;
 } mxb_vk;
 
 MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
 {
     mxb_vk k;
     int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
-    k.lo = _mm256_set1_epi32(lo * (1 << 23));
-    k.hi = _mm256_set1_epi32(hi * (1 << 23));
-    k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
-    k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
-    k.add = _mm256_set1_epi32((23 - c->mbits) * (1 << 23));
+    k.lo = lo * (1 << 23);
+    k.span = (hi - lo) * (1 << 23);
+    if (is_int8) {
+        k.fl = _mm256_set1_epi32(mxb_i32(260u << 23));
+        k.mx = _mm256_set1_epi32(-(6 << 23));
+        k.k = _mm256_set1_ps(0.49999997f);
+    } else {
+        k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
+        k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
+        k.k = _mm256_set1_ps(mxb_float((uint32_t)(150 - c->mbits) << 23));
+    }
     return k;
 }
 
@@ -404,50 +418,43 @@ MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk
 {
     const __m256i fexp = _mm256_set1_epi32(0x7f800000), smask = _mm256_set1_epi32((int)0x80000000u);
     __m256 xv[4];
-    __m256i f[4], sp[4], m = _mm256_setzero_si256();
-    MXB_UNROLL4
+    __m256i f[4], m = _mm256_setzero_si256();
+    MXB_UNROLL
     for (int j = 0; j < 4; j++) {
         xv[j] = _mm256_loadu_ps(x + 8 * j);
         f[j] = _mm256_and_si256(_mm256_castps_si256(xv[j]), fexp);
-        sp[j] = _mm256_cmpeq_epi32(f[j], fexp);
-        m = _mm256_max_epu32(m, _mm256_andnot_si256(sp[j], f[j]));   /* NaN / inf: 0 */
+        m = _mm256_max_epu32(m, f[j]);
     }
     m = _mm256_max_epu32(m, _mm256_permute2x128_si256(m, m, 1));
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-    /* fields are below 2^31: signed compares */
-    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(k->lo, m), _mm256_cmpgt_epi32(m, k->hi));
-    if (!_mm256_testz_si256(bad, bad)) return 0;
+    /* every lane holds M: the range test on lane 0, in integers */
+    if ((uint32_t)(_mm256_cvtsi256_si32(m) - k->lo) > (uint32_t)k->span) return 0;
     if (!is_int8) {
         __m256i floor = _mm256_add_epi32(m, k->fl);
-        __m256 maxs = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
-        __m256 nmaxs = _mm256_or_ps(maxs, _mm256_castsi256_ps(smask));
-        MXB_UNROLL4
-    for (int j = 0; j < 4; j++) {
+        __m256i maxs = _mm256_add_epi32(m, k->mx);
+        MXB_UNROLL
+        for (int j = 0; j < 4; j++) {
             __m256i sg = _mm256_and_si256(_mm256_castps_si256(xv[j]), smask);
-            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(
-                _mm256_add_epi32(_mm256_max_epu32(f[j], floor), k->add), sg));
-            __m256 r = _mm256_sub_ps(_mm256_add_ps(xv[j], g), g);
-            r = _mm256_max_ps(_mm256_min_ps(r, maxs), nmaxs);
-            _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(r, xv[j], _mm256_castsi256_ps(sp[j])));
+            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(_mm256_max_epu32(f[j], floor), sg));
+            __m256 t = _mm256_fmadd_ps(g, k->k, xv[j]);
+            __m256 r = _mm256_fnmadd_ps(g, k->k, t);   /* t - g K, exact */
+            /* r has x's sign or is +0: the smaller of r and +-maxs (x's sign) as unsigned
+             * bits is the smaller magnitude */
+            _mm256_storeu_si256((__m256i *)(y + 8 * j),
+                                _mm256_min_epu32(_mm256_castps_si256(r), _mm256_or_si256(maxs, sg)));
         }
         return 1;
     }
-    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(mxb_i32(260u << 23)), m));
-    __m256 s64 = _mm256_castsi256_ps(_mm256_sub_epi32(m, _mm256_set1_epi32(6 << 23)));
-    const __m256 sgn = _mm256_castsi256_ps(smask);
-    MXB_UNROLL4
+    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(k->fl, m));
+    __m256 s64 = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
+    MXB_UNROLL
     for (int j = 0; j < 4; j++) {
-        __m256 t = _mm256_mul_ps(xv[j], a);
-        __m256 at = _mm256_andnot_ps(sgn, t);
-        __m256 tr = _mm256_round_ps(at, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        /* half away from zero: up when the (exact) fraction is >= 0.5 */
-        __m256 up = _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(at, tr), _mm256_set1_ps(0.5f),
-                                                _CMP_GE_OQ), _mm256_set1_ps(1.0f));
-        __m256 q = _mm256_or_ps(_mm256_add_ps(tr, up), _mm256_and_ps(t, sgn));
+        __m256 c = _mm256_or_ps(_mm256_and_ps(xv[j], _mm256_castsi256_ps(smask)), k->k);
+        __m256 q = _mm256_round_ps(_mm256_fmadd_ps(xv[j], a, c),
+                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         q = _mm256_min_ps(q, _mm256_set1_ps(127.0f));   /* |q| <= 128 */
-        _mm256_storeu_ps(y + 8 * j, _mm256_blendv_ps(_mm256_mul_ps(q, s64), xv[j],
-                                                     _mm256_castsi256_ps(sp[j])));
+        _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(q, s64));
     }
     return 1;
 }
@@ -463,11 +470,11 @@ static void mxb_rows(const float *x, float *y, size_t len, const qk_mxbfp *c)
         mxb_vk k = mxb_v_consts(i8, c);
         size_t r = 0;
         for (; len - r >= 32; r += 32) {
-#if defined(MXB_V64)
-            /* pairs of blocks; a pair holding a slow block goes one block at a time */
-            if (len - r >= 64 &&
-                (i8 ? mxb_v_block64(x + r, y + r, 1, &k) : mxb_v_block64(x + r, y + r, 0, &k))) {
-                r += 32;
+#if defined(MXB_V128)
+            /* four blocks at a time; a group holding a slow block goes one block at a time */
+            if (len - r >= 128 &&
+                (i8 ? mxb_v_block128(x + r, y + r, 1, &k) : mxb_v_block128(x + r, y + r, 0, &k))) {
+                r += 96;
                 continue;
             }
 #endif
