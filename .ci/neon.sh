@@ -95,6 +95,18 @@ log "building tests/c/test_neon.c and tests/c/sweep_division.c"
 # ---------------------------------------------------------------- 3+4. per CPU model
 # The CPU models run concurrently (qemu-user is single-threaded); each writes its own log,
 # printed whole when it ends.
+# the MX / BFP kernels: the NEON build of mxbfp_impl.h against its scalar build (tests/c/Makefile
+# builds the same test for x86), with the flags csrc/sources.txt gives each file
+mxflags=$(awk '$2 == "kernels/mxbfp_neon.c" { $1 = $2 = ""; print }' "$SRC/csrc/sources.txt")
+(cd "$SRC" && for f in scalar neon; do
+    fl=""; [ $f = neon ] && fl=$mxflags
+    aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing -Wall -Wextra \
+        -Werror -DQSIMD_HAVE_NEON -Icsrc/include -Icsrc $fl -c csrc/kernels/mxbfp_$f.c \
+        -o "$WORK/mxbfp_$f.o" || exit 1
+done && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing -Wall \
+    -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/include -Icsrc tests/c/test_mxbfp.c csrc/cpu.c \
+    "$WORK/mxbfp_scalar.o" "$WORK/mxbfp_neon.o" -lm -static -o "$WORK/test_mxbfp")
+
 run_cpu() {
     local cpu=$1 rc=0
     export QEMU_CPU=$cpu
@@ -104,6 +116,9 @@ run_cpu() {
     grep -E 'FAIL|test_neon:' "$WORK/parity-$cpu.log" || { tail -5 "$WORK/parity-$cpu.log"; rc=1; }
     echo "   ($(( $(date +%s) - t )) s)"
     if [ "$cpu" = "$FIRST_CPU" ]; then
+        echo "== $cpu: MX / BFP parity (tests/c/test_mxbfp.c)"
+        arm64-run "$WORK/test_mxbfp" >"$WORK/mx-$cpu.log" 2>&1 || rc=1
+        grep -E 'mismatch|FAIL' "$WORK/mx-$cpu.log" || { tail -5 "$WORK/mx-$cpu.log"; rc=1; }
         # the exact reciprocal form against IEEE division: every SWEEP_STRIDE-th float32 bit
         # pattern of the hard scales (x86 CI takes every 256th; under qemu 1024 took 132 s on 2
         # shared cores beside the other CPU model, 2048 keeps it near a minute)
