@@ -52,7 +52,10 @@ def median_times(fns: dict, budget: float = 0.25, max_rounds: int = 400) -> dict
     """Median seconds per call of each function, measured interleaved: every round times a
     batch of each function in turn (starting with a different one each round), so that drift
     in the machine's speed or memory bandwidth hits all of them alike. A batch lasts at least
-    ~50 us, so the timer's own cost (~0.1 us) does not inflate sub-microsecond calls."""
+    ~50 us, so the timer's own cost (~0.1 us) does not inflate sub-microsecond calls. Each
+    batch starts with one untimed call: every function is timed on its own working set, as in
+    a loop of calls, not on caches the previous function filled (which would charge a 10 us
+    call the reload of what a 16 ms peer evicted, and a 16 ms call next to nothing)."""
     names = list(fns)
     batch = {}
     for k in names:
@@ -62,13 +65,14 @@ def median_times(fns: dict, budget: float = 0.25, max_rounds: int = 400) -> dict
         fns[k]()
         one = max(time.perf_counter() - t0, 1e-7)
         batch[k] = (max(1, int(50e-6 / one)), one)
-    per_round = sum(b * one for b, one in batch.values())
+    per_round = sum((b + 1) * one for b, one in batch.values())
     rounds = int(min(max_rounds, max(5, budget * len(names) / per_round)))
     samples = {k: [] for k in names}
     for r in range(rounds):
         for j in range(len(names)):
             k = names[(r + j) % len(names)]
             fn, b = fns[k], batch[k][0]
+            fn()
             t0 = time.perf_counter()
             for _ in range(b):
                 fn()
