@@ -90,7 +90,7 @@ QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s,
          * q0 = x * r, which has the quotient's signed zero and x's NaN */
         if (rec) {
 #if defined(QV_HAVE_F6R)
-            return qv_f6_rec(xv, s, r, qf_fmt_y(yk));   /* r is -1/s here (qf_rvec) */
+            return qv_f6_rec(xv, s, r, qf_fmt_y(yk), NULL);   /* r is -1/s (qf_rvec) */
 #else
             vf q0 = qv_mul(xv, r);
             return qv_to_f6(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0, qf_fmt_y(yk));
@@ -152,12 +152,30 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
     size_t i = 0;
     for (; m - i >= 4 * QV_W; i += 4 * QV_W) {
         const float *xi = x + a + i;
+        /* packed float6: a following block rewrites the junk of a full-width store */
+        int full = m - i >= 8 * QV_W;
+#if defined(QV_HAVE_F6R)
+        if (qf_p6_y(yk) && rec) {   /* magnitudes; the store adds the signs of q0 */
+            int fmt = qf_fmt_y(yk);
+            vi q0, q1, q2, q3;
+            vi c0 = qv_f6_rec(qv_loadu_f(xi), s, r, fmt, &q0);
+            vi c1 = qv_f6_rec(qv_loadu_f(xi + QV_W), s, r, fmt, &q1);
+            vi c2 = qv_f6_rec(qv_loadu_f(xi + 2 * QV_W), s, r, fmt, &q2);
+            vi c3 = qv_f6_rec(qv_loadu_f(xi + 3 * QV_W), s, r, fmt, &q3);
+            qv_store6_4(ya + QF_YBYTES(yk, i), c0, c1, c2, c3, q0, q1, q2, q3, full);
+            continue;
+        }
+#endif
         vi c0 = qf_qvec(yk, sat, has_zf, rec, xi, s, r, zf);
         vi c1 = qf_qvec(yk, sat, has_zf, rec, xi + QV_W, s, r, zf);
         vi c2 = qf_qvec(yk, sat, has_zf, rec, xi + 2 * QV_W, s, r, zf);
         vi c3 = qf_qvec(yk, sat, has_zf, rec, xi + 3 * QV_W, s, r, zf);
-        if (qf_p6_y(yk)) qv_store6_4(ya + QF_YBYTES(yk, i), c0, c1, c2, c3);
-        else qv_store4(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
+        if (qf_p6_y(yk)) {   /* the codes have their signs */
+            vi ones = qv_set1_i(-1);
+            qv_store6_4(ya + QF_YBYTES(yk, i), c0, c1, c2, c3, ones, ones, ones, ones, full);
+        } else {
+            qv_store4(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
+        }
     }
     for (; i < m; i += QV_W)
         qf_store1(yk, ya + QF_YBYTES(yk, i), qf_qvec(yk, sat, has_zf, rec, x + a + i, s, r, zf),
