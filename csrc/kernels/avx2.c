@@ -331,16 +331,14 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
 
 /* float6 codes of x / s by the exact reciprocal form with rn = -1/s, as avx512.c's qv_f6_rec
  * (which says why): t = min(|q1|, max) with NaN x -> 0 (a NaN q0n; infinite x gives a NaN q1,
- * which the min saturates), f = 2^(m - E) and 0x4b000000 + A from 8-entry tables indexed by
- * t's biased exponent, the complement of q0n's sign at bit 5 of M, w = t f + M rounded once.
- * With q0 (the packed path) the sign is left out and *q0 gets q0n's bits (qv_store6_4). */
+ * which the min saturates), C = 2^(E - m + 23) + A ulps from an 8-entry table indexed by t's
+ * biased exponent, the complement of q0n's sign at bit 5 of C, w = t + C rounded once. With
+ * q0 (the packed path) the sign is left out and *q0 gets q0n's bits (qv_store6_4). */
 #define QV6_E(i, emin) ((((i) + 4) & 7) - 3 < (emin) ? (emin) : (((i) + 4) & 7) - 3)
-#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
-#define QV6_A(i, m, emin) (0x4b000000 + ((QV6_E(i, emin) - (emin)) << (m)))
+#define QV6_C(i, m, emin) (((QV6_E(i, emin) - (m) + 150) << 23) + ((QV6_E(i, emin) - (emin)) << (m)))
 #define QV6_8(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
     M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin)
-static const float qv6_f[2][8] = {{QV6_8(QV6_F, 3, 0)}, {QV6_8(QV6_F, 2, -2)}};
-static const int32_t qv6_a[2][8] = {{QV6_8(QV6_A, 3, 0)}, {QV6_8(QV6_A, 2, -2)}};
+static const int32_t qv6_c[2][8] = {{QV6_8(QV6_C, 3, 0)}, {QV6_8(QV6_C, 2, -2)}};
 static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
 {
     const int emin = 1 - qk_fp_bias(fmt), g = fmt == QK_FP_E2M3 ? 0 : 1;
@@ -352,14 +350,13 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
     t = _mm256_andnot_ps(_mm256_cmp_ps(q0n, q0n, _CMP_UNORD_Q), t);   /* NaN x -> 0 */
     __m256i ix = _mm256_srli_epi32(_mm256_max_epi32(_mm256_castps_si256(t),
                                                     _mm256_set1_epi32((127 + emin) << 23)), 23);
-    __m256 f = _mm256_permutevar8x32_ps(_mm256_loadu_ps(qv6_f[g]), ix);
-    __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)qv6_a[g]), ix);
+    __m256i c = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)qv6_c[g]), ix);
     if (q0)
         *q0 = _mm256_castps_si256(q0n);
     else
-        a = _mm256_or_si256(a, _mm256_andnot_si256(_mm256_srli_epi32(_mm256_castps_si256(q0n), 26),
+        c = _mm256_or_si256(c, _mm256_andnot_si256(_mm256_srli_epi32(_mm256_castps_si256(q0n), 26),
                                                    _mm256_set1_epi32(0x20)));
-    __m256 w = _mm256_fmadd_ps(t, f, _mm256_castsi256_ps(a));
+    __m256 w = _mm256_add_ps(t, _mm256_castsi256_ps(c));
     return _mm256_and_si256(_mm256_castps_si256(w), _mm256_set1_epi32(0x3f));
 }
 

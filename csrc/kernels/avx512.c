@@ -318,22 +318,22 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
  * zeros) and for NaN (x's NaN, whose code is the zero of the opposite sign).
  *   t = min(|q1n|, max) after one fixup by q0n: NaN (x NaN) -> +0, +-inf (x infinite or x r
  *       overflowing) -> +inf, which saturates;
- *   f = 2^(m - E) and A = (E - emin) << m, E = max(exponent of t, emin), from 16-entry tables
- *       indexed by t's biased exponent (its low 4 bits tell the few exponents apart);
- *   w = t f + M with M = 2^23 + A (+ 32 * sign) in one fused rounding: t f has its quantum
- *       at 1, so w is 2^23 plus t's code rounded to nearest even (A and 32 are even, the
- *       parity is k's); a carry of k into the next binade lands on its code.
+ *   C = 2^(E - m + 23) + A ulps, E = max(exponent of t, emin), A = (E - emin) << m, from a
+ *       16-entry table indexed by t's biased exponent (its low 4 bits tell the few exponents
+ *       apart): C's ulp is the float6 quantum of t's binade;
+ *   w = t + C, rounded once: w is C plus t's quantum count rounded to nearest even (A and 32
+ *       are even, the parity is the count's), so its low bits are the code; a carry into the
+ *       next binade lands on its code.
  * Returns w's bits: the code in the low 6 bits, bits 6-15 zero, so truncating narrowing (and
- * qv_store6_4's word picking) see the code. With q0 (the packed path) the sign is left out
- * and *q0 gets q0n's bits: qv_store6_4 adds the signs to 64 codes at once. */
+ * qv_store6_4's word picking) see the code. Without q0 the complement of q0n's sign is added
+ * to C at bit 5; with q0 (the packed path) it is left out and *q0 gets q0n's bits, whose
+ * signs qv_store6_4 adds to 64 codes at once. */
 #define QV6_E(i, emin) ((((i) + 9) & 15) - 8 < (emin) ? (emin) : (((i) + 9) & 15) - 8)
-#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
-#define QV6_A(i, m, emin) (0x4b000000 + ((QV6_E(i, emin) - (emin)) << (m)))
+#define QV6_C(i, m, emin) (((QV6_E(i, emin) - (m) + 150) << 23) + ((QV6_E(i, emin) - (emin)) << (m)))
 #define QV6_16(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
     M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin), M(8, m, emin), M(9, m, emin), \
     M(10, m, emin), M(11, m, emin), M(12, m, emin), M(13, m, emin), M(14, m, emin), M(15, m, emin)
-static const float qv6_f[2][16] = {{QV6_16(QV6_F, 3, 0)}, {QV6_16(QV6_F, 2, -2)}};
-static const int32_t qv6_a[2][16] = {{QV6_16(QV6_A, 3, 0)}, {QV6_16(QV6_A, 2, -2)}};
+static const int32_t qv6_c[2][16] = {{QV6_16(QV6_C, 3, 0)}, {QV6_16(QV6_C, 2, -2)}};
 static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
 {
     const int emin = 1 - qk_fp_bias(fmt);
@@ -345,16 +345,15 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
     t = _mm512_range_ps(t, _mm512_set1_ps(top), 0x0a);   /* min of magnitudes, sign cleared */
     __m512i ix = _mm512_srli_epi32(_mm512_max_epi32(_mm512_castps_si512(t),
                                                     _mm512_set1_epi32((127 + emin) << 23)), 23);
-    int g = fmt == QK_FP_E2M3 ? 0 : 1;
-    __m512 f = _mm512_permutexvar_ps(ix, _mm512_loadu_ps(qv6_f[g]));
-    __m512i mb = _mm512_permutexvar_epi32(ix, _mm512_loadu_si512((const void *)qv6_a[g]));
+    __m512i c = _mm512_permutexvar_epi32(
+        ix, _mm512_loadu_si512((const void *)qv6_c[fmt == QK_FP_E2M3 ? 0 : 1]));
     if (q0) {
         *q0 = _mm512_castps_si512(q0n);
-    } else {   /* M | (~q0n >> 26 & 0x20): A | (~B & C) */
-        mb = _mm512_ternarylogic_epi32(mb, _mm512_srli_epi32(_mm512_castps_si512(q0n), 26),
-                                       _mm512_set1_epi32(0x20), 0xf2);
+    } else {   /* C | (~q0n >> 26 & 0x20): A | (~B & C) */
+        c = _mm512_ternarylogic_epi32(c, _mm512_srli_epi32(_mm512_castps_si512(q0n), 26),
+                                      _mm512_set1_epi32(0x20), 0xf2);
     }
-    return _mm512_castps_si512(_mm512_fmadd_ps(t, f, _mm512_castsi512_ps(mb)));
+    return _mm512_castps_si512(_mm512_add_ps(t, _mm512_castsi512_ps(c)));
 }
 
 /* 4 QV_W float6 codes (low 6 bits of each lane's low word: clean codes or qv_f6_rec's) -> 48
