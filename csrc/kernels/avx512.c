@@ -317,10 +317,11 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
  * complement of q0n's sign, both for numbers (q0n has the quotient's opposite sign, also for
  * zeros) and for NaN (x's NaN, whose code is the zero of the opposite sign).
  *   t = min(|q1n|, max) after one fixup by q0n: NaN (x NaN) -> +0, +-inf (x infinite or x r
- *       overflowing) -> +inf, which saturates;
+ *       overflowing) -> +inf, which saturates; then t = max(t, 2^-8), which rounds to code 0
+ *       as every t below it does, so t's exponent is one of 16 (-8 .. 7);
  *   C = 2^(E - m + 23) + A ulps, E = max(exponent of t, emin), A = (E - emin) << m, from a
- *       16-entry table indexed by t's biased exponent (its low 4 bits tell the few exponents
- *       apart): C's ulp is the float6 quantum of t's binade;
+ *       16-entry table indexed by the low 4 bits of t's biased exponent: C's ulp is the
+ *       float6 quantum of t's binade;
  *   w = t + C, rounded once: w is C plus t's quantum count rounded to nearest even (A and 32
  *       are even, the parity is the count's), so its low bits are the code; a carry into the
  *       next binade lands on its code.
@@ -336,15 +337,14 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
 static const int32_t qv6_c[2][16] = {{QV6_16(QV6_C, 3, 0)}, {QV6_16(QV6_C, 2, -2)}};
 static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
 {
-    const int emin = 1 - qk_fp_bias(fmt);
     const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
     __m512 q0n = _mm512_mul_ps(x, rn);
     __m512 q1n = _mm512_fmadd_ps(_mm512_fmadd_ps(q0n, s, x), rn, q0n);
     /* fixup table by q0n's class: QNaN, SNaN -> +0 (8); -inf, +inf -> +inf (5); others keep */
     __m512 t = _mm512_fixupimm_ps(q1n, q0n, _mm512_set1_epi32(0x00550088), 0);
     t = _mm512_range_ps(t, _mm512_set1_ps(top), 0x0a);   /* min of magnitudes, sign cleared */
-    __m512i ix = _mm512_srli_epi32(_mm512_max_epi32(_mm512_castps_si512(t),
-                                                    _mm512_set1_epi32((127 + emin) << 23)), 23);
+    t = _mm512_range_ps(t, _mm512_set1_ps(0x1p-8f), 0x0b);   /* max of magnitudes */
+    __m512i ix = _mm512_srli_epi32(_mm512_castps_si512(t), 23);
     __m512i c = _mm512_permutexvar_epi32(
         ix, _mm512_loadu_si512((const void *)qv6_c[fmt == QK_FP_E2M3 ? 0 : 1]));
     if (q0) {
