@@ -167,12 +167,13 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
     while (m - i >= 4 * QV_W) {
         int tobuf = i >= h && i < nt;   /* one inlined copy of the block loop for both */
         size_t end = tobuf ? i + QF_NT : i < h ? h : m;
-        unsigned char *yd = tobuf ? buf.b - QF_YBYTES(yk, i) : ya;
+        unsigned char *yd = tobuf ? buf.b : ya + QF_YBYTES(yk, i);
         for (i0 = i; end - i >= 4 * QV_W; i += 4 * QV_W) {
             const float *xi = x + a + i;
-            /* packed float6: a following block (or the buffer's slack) takes the junk of a
-             * full-width store */
-            int full = tobuf || m - i >= 8 * QV_W;
+            unsigned char *yi = yd + QF_YBYTES(yk, i - i0);
+            /* packed float6: a following block of the same region (or the buffer's slack)
+             * takes the junk of a full-width store */
+            int full = tobuf || end - i >= 8 * QV_W;
 #if defined(QV_HAVE_F6R)
             if (qf_p6_y(yk) && rec) {   /* magnitudes; the store adds the signs of q0 */
                 int fmt = qf_fmt_y(yk);
@@ -181,7 +182,7 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
                 vi c1 = qv_f6_rec(qv_loadu_f(xi + QV_W), s, r, fmt, &q1);
                 vi c2 = qv_f6_rec(qv_loadu_f(xi + 2 * QV_W), s, r, fmt, &q2);
                 vi c3 = qv_f6_rec(qv_loadu_f(xi + 3 * QV_W), s, r, fmt, &q3);
-                qv_store6_4(yd + QF_YBYTES(yk, i), c0, c1, c2, c3, q0, q1, q2, q3, full);
+                qv_store6_4(yi, c0, c1, c2, c3, q0, q1, q2, q3, full);
                 continue;
             }
 #endif
@@ -191,9 +192,9 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
             vi c3 = qf_qvec(yk, sat, has_zf, rec, xi + 3 * QV_W, s, r, zf);
             if (qf_p6_y(yk)) {   /* the codes have their signs */
                 vi ones = qv_set1_i(-1);
-                qv_store6_4(yd + QF_YBYTES(yk, i), c0, c1, c2, c3, ones, ones, ones, ones, full);
+                qv_store6_4(yi, c0, c1, c2, c3, ones, ones, ones, ones, full);
             } else {
-                qv_store4(QF_STORE_KIND(yk), yd + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
+                qv_store4(QF_STORE_KIND(yk), yi, c0, c1, c2, c3, mask);
             }
         }
         if (tobuf)
