@@ -46,12 +46,13 @@ def _scalar(fn):
 @pytest.mark.parametrize("out,packed,offsets", [
     ("uint8", False, (0, 1, 63)), ("int16", False, (0, 2, 62)), ("int4", True, (0, 5)),
     ("uint2", True, (0, 7)), ("float8_e4m3fn", False, (0, 9)),
+    ("float6_e2m3fn", True, (0, 8, 16, 3)), ("float6_e3m2fn", True, (0, 48, 40)),
 ])
 def test_quantize_streamed(isa, data, out, packed, offsets):
     dt = np.dtype(getattr(ml_dtypes, out, None) or out)
     for xoff in (0, 3):
         x = data[xoff:xoff + N]
-        zp = None if out.startswith("float8") else np.zeros((), dt) + dt.type(1)
+        zp = None if out.startswith("float") else np.zeros((), dt) + dt.type(1)
         kw = dict(packed=packed, output_dtype=dt)
         want = _scalar(lambda: qsimd.quantize_linear(x, np.float32(0.37), zp, **kw))
         if packed:
@@ -63,9 +64,9 @@ def test_quantize_streamed(isa, data, out, packed, offsets):
             assert got is y
             assert_same(got, want, f"{out} x+{xoff} y+{off}")
     if isa == "scalar":   # the expectation itself, on a slice spanning head and middle
-        ref = ref_quantize(x[:4096], np.float32(0.37), zp,
-                           output_dtype=17 if out.startswith("float8") else None)
-        bits = {"int4": 4, "uint2": 2}.get(out, 8)
+        code = {"float8_e4m3fn": 17, "float6_e2m3fn": 27, "float6_e3m2fn": 28}.get(out)
+        ref = ref_quantize(x[:4096], np.float32(0.37), zp, output_dtype=code)
+        bits = {"int4": 4, "uint2": 2, "float6_e2m3fn": 6, "float6_e3m2fn": 6}.get(out, 8)
         head = qsimd.unpack(want[:4096 * bits // 8], out, (4096,)) if packed else want[:4096]
         assert_same(head, ref, f"{out} vs reference")
 

@@ -331,16 +331,15 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
 
 /* float6 codes of x / s by the exact reciprocal form with rn = -1/s, as avx512.c's qv_f6_rec
  * (which says why): t = min(|q1|, max) with NaN x -> 0 (a NaN q0n; infinite x gives a NaN q1,
- * which the min saturates), f = 2^(m - E) and 0x4b000000 + A from 8-entry tables indexed by
- * t's biased exponent, the complement of q0n's sign at bit 5 of M, w = t f + M rounded once. */
+ * which the min saturates), C = 2^(E - m + 23) + A ulps from an 8-entry table indexed by t's
+ * biased exponent, the complement of q0n's sign at bit 5 of C, w = t + C rounded once. With
+ * q0 (the packed path) the sign is left out and *q0 gets q0n's bits (qv_store6_4). */
 #define QV6_E(i, emin) ((((i) + 4) & 7) - 3 < (emin) ? (emin) : (((i) + 4) & 7) - 3)
-#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
-#define QV6_A(i, m, emin) (0x4b000000 + ((QV6_E(i, emin) - (emin)) << (m)))
+#define QV6_C(i, m, emin) (((QV6_E(i, emin) - (m) + 150) << 23) + ((QV6_E(i, emin) - (emin)) << (m)))
 #define QV6_8(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
     M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin)
-static const float qv6_f[2][8] = {{QV6_8(QV6_F, 3, 0)}, {QV6_8(QV6_F, 2, -2)}};
-static const int32_t qv6_a[2][8] = {{QV6_8(QV6_A, 3, 0)}, {QV6_8(QV6_A, 2, -2)}};
-static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt)
+static const int32_t qv6_c[2][8] = {{QV6_8(QV6_C, 3, 0)}, {QV6_8(QV6_C, 2, -2)}};
+static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
 {
     const int emin = 1 - qk_fp_bias(fmt), g = fmt == QK_FP_E2M3 ? 0 : 1;
     const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
@@ -351,11 +350,13 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt)
     t = _mm256_andnot_ps(_mm256_cmp_ps(q0n, q0n, _CMP_UNORD_Q), t);   /* NaN x -> 0 */
     __m256i ix = _mm256_srli_epi32(_mm256_max_epi32(_mm256_castps_si256(t),
                                                     _mm256_set1_epi32((127 + emin) << 23)), 23);
-    __m256 f = _mm256_permutevar8x32_ps(_mm256_loadu_ps(qv6_f[g]), ix);
-    __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)qv6_a[g]), ix);
-    __m256i sg = _mm256_andnot_si256(_mm256_srli_epi32(_mm256_castps_si256(q0n), 26),
-                                     _mm256_set1_epi32(0x20));
-    __m256 w = _mm256_fmadd_ps(t, f, _mm256_castsi256_ps(_mm256_or_si256(a, sg)));
+    __m256i c = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)qv6_c[g]), ix);
+    if (q0)
+        *q0 = _mm256_castps_si256(q0n);
+    else
+        c = _mm256_or_si256(c, _mm256_andnot_si256(_mm256_srli_epi32(_mm256_castps_si256(q0n), 26),
+                                                   _mm256_set1_epi32(0x20)));
+    __m256 w = _mm256_add_ps(t, _mm256_castsi256_ps(c));
     return _mm256_and_si256(_mm256_castps_si256(w), _mm256_set1_epi32(0x3f));
 }
 
@@ -384,15 +385,25 @@ static inline void qv_store6_1(unsigned char *y, vi r)
     memcpy(y, &v, 6);   /* x86 is little-endian */
 }
 
-/* 4 QV_W codes -> 24 bytes */
-static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3)
+/* 4 QV_W codes (clean, < 64) -> 24 bytes, with the complement of bit 31 of s0..s3 added as
+ * each code's sign (all ones: the codes have their signs): the signed packs keep the signs
+ * of s at bit 7 of each byte, in the codes' order. full: 28 bytes are written (the last 4 are
+ * junk that the next call overwrites). */
+static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3, vi s0, vi s1,
+                               vi s2, vi s3, int full)
 {
     __m256i p = _mm256_packus_epi16(_mm256_packs_epi32(r0, r1), _mm256_packs_epi32(r2, r3));
+    __m256i sg = _mm256_packs_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
+    p = _mm256_blendv_epi8(_mm256_or_si256(p, _mm256_set1_epi8(0x20)), p, sg);
     __m256i c = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm_storeu_si128((__m128i *)y, qv6_squeeze128(_mm256_castsi256_si128(c)));
-    uint64_t hi[2];   /* the second 12 bytes follow the first 12 */
-    _mm_storeu_si128((__m128i *)hi, qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
-    memcpy(y + 12, hi, 12);
+    if (full) {
+        _mm_storeu_si128((__m128i *)(y + 12), qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
+    } else {
+        uint64_t hi[2];   /* the second 12 bytes follow the first 12 */
+        _mm_storeu_si128((__m128i *)hi, qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
+        memcpy(y + 12, hi, 12);
+    }
 }
 
 /* 6 bytes -> QV_W codes: lane i gets bits 6i .. 6i+5 (each 128-bit half takes one group) */

@@ -317,67 +317,83 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
  * complement of q0n's sign, both for numbers (q0n has the quotient's opposite sign, also for
  * zeros) and for NaN (x's NaN, whose code is the zero of the opposite sign).
  *   t = min(|q1n|, max) after one fixup by q0n: NaN (x NaN) -> +0, +-inf (x infinite or x r
- *       overflowing) -> +inf, which saturates;
- *   f = 2^(m - E) and A = (E - emin) << m, E = max(exponent of t, emin), from 16-entry tables
- *       indexed by t's biased exponent (its low 4 bits tell the few exponents apart);
- *   w = t f + M with M = 2^23 + A + 32 * sign in one fused rounding: t f has its quantum at
- *       1, so w is 2^23 plus t's code rounded to nearest even (A and 32 are even, the parity
- *       is k's) with the sign at bit 5; a carry of k into the next binade lands on its code.
+ *       overflowing) -> +inf, which saturates; then t = max(t, 2^-8), which rounds to code 0
+ *       as every t below it does, so t's exponent is one of 16 (-8 .. 7);
+ *   C = 2^(E - m + 23) + A ulps, E = max(exponent of t, emin), A = (E - emin) << m, from a
+ *       16-entry table indexed by the low 4 bits of t's biased exponent: C's ulp is the
+ *       float6 quantum of t's binade;
+ *   w = t + C, rounded once: w is C plus t's quantum count rounded to nearest even (A and 32
+ *       are even, the parity is the count's), so its low bits are the code; a carry into the
+ *       next binade lands on its code.
  * Returns w's bits: the code in the low 6 bits, bits 6-15 zero, so truncating narrowing (and
- * qv_store6_4's word picking) see the code. */
+ * qv_store6_4's word picking) see the code. Without q0 the complement of q0n's sign is added
+ * to C at bit 5; with q0 (the packed path) it is left out and *q0 gets q0n's bits, whose
+ * signs qv_store6_4 adds to 64 codes at once. */
 #define QV6_E(i, emin) ((((i) + 9) & 15) - 8 < (emin) ? (emin) : (((i) + 9) & 15) - 8)
-#define QV6_F(i, m, emin) (float)(1 << ((m) - (emin))) / (float)(1 << (QV6_E(i, emin) - (emin)))
-#define QV6_A(i, m, emin) ((QV6_E(i, emin) - (emin)) << (m))
+#define QV6_C(i, m, emin) (((QV6_E(i, emin) - (m) + 150) << 23) + ((QV6_E(i, emin) - (emin)) << (m)))
 #define QV6_16(M, m, emin) M(0, m, emin), M(1, m, emin), M(2, m, emin), M(3, m, emin), \
     M(4, m, emin), M(5, m, emin), M(6, m, emin), M(7, m, emin), M(8, m, emin), M(9, m, emin), \
     M(10, m, emin), M(11, m, emin), M(12, m, emin), M(13, m, emin), M(14, m, emin), M(15, m, emin)
-static const float qv6_f[2][16] = {{QV6_16(QV6_F, 3, 0)}, {QV6_16(QV6_F, 2, -2)}};
-static const int32_t qv6_a[2][16] = {{QV6_16(QV6_A, 3, 0)}, {QV6_16(QV6_A, 2, -2)}};
-static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt)
+static const int32_t qv6_c[2][16] = {{QV6_16(QV6_C, 3, 0)}, {QV6_16(QV6_C, 2, -2)}};
+static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
 {
-    const int emin = 1 - qk_fp_bias(fmt);
     const float top = fmt == QK_FP_E2M3 ? 7.5f : 28.0f;
     __m512 q0n = _mm512_mul_ps(x, rn);
     __m512 q1n = _mm512_fmadd_ps(_mm512_fmadd_ps(q0n, s, x), rn, q0n);
     /* fixup table by q0n's class: QNaN, SNaN -> +0 (8); -inf, +inf -> +inf (5); others keep */
     __m512 t = _mm512_fixupimm_ps(q1n, q0n, _mm512_set1_epi32(0x00550088), 0);
     t = _mm512_range_ps(t, _mm512_set1_ps(top), 0x0a);   /* min of magnitudes, sign cleared */
-    __m512i ix = _mm512_srli_epi32(_mm512_max_epi32(_mm512_castps_si512(t),
-                                                    _mm512_set1_epi32((127 + emin) << 23)), 23);
-    int g = fmt == QK_FP_E2M3 ? 0 : 1;
-    __m512 f = _mm512_permutexvar_ps(ix, _mm512_loadu_ps(qv6_f[g]));
-    __m512i a = _mm512_permutexvar_epi32(ix, _mm512_loadu_si512((const void *)qv6_a[g]));
-    /* M = A | 0x4b000000 | (~sign << 5): where the constant has a 1, the complement of q0n >> 26
-     * (zero above bit 5), elsewhere A (bits 0-4 only) */
-    __m512i mb = _mm512_ternarylogic_epi32(a, _mm512_set1_epi32(0x4b000020),
-                                           _mm512_srli_epi32(_mm512_castps_si512(q0n), 26), 0x74);
-    return _mm512_castps_si512(_mm512_fmadd_ps(t, f, _mm512_castsi512_ps(mb)));
+    t = _mm512_range_ps(t, _mm512_set1_ps(0x1p-8f), 0x0b);   /* max of magnitudes */
+    __m512i ix = _mm512_srli_epi32(_mm512_castps_si512(t), 23);
+    __m512i c = _mm512_permutexvar_epi32(
+        ix, _mm512_loadu_si512((const void *)qv6_c[fmt == QK_FP_E2M3 ? 0 : 1]));
+    if (q0) {
+        *q0 = _mm512_castps_si512(q0n);
+    } else {   /* C | (~q0n >> 26 & 0x20): A | (~B & C) */
+        c = _mm512_ternarylogic_epi32(c, _mm512_srli_epi32(_mm512_castps_si512(q0n), 26),
+                                      _mm512_set1_epi32(0x20), 0xf2);
+    }
+    return _mm512_castps_si512(_mm512_add_ps(t, _mm512_castsi512_ps(c)));
 }
 
 /* 4 QV_W float6 codes (low 6 bits of each lane's low word: clean codes or qv_f6_rec's) -> 48
- * bytes: two word permutations keep the low words (no saturation of qv_f6_rec's high bits),
- * one pack to bytes, a dword permutation puts each 128-bit lane's four groups of 4 codes in
- * order, then each dword's 4 codes become 24 bits and the 3 bytes of each dword are gathered */
-static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3)
+ * bytes, with the complement of bit 31 of s0..s3 added as each code's sign (all ones: the
+ * codes have their signs). Two word permutations keep the codes' low words (no saturation of
+ * qv_f6_rec's high bits) and two the high words of s (bit 15 their sign), which the packs
+ * turn into bytes alike: lane k of 128 bits holds codes 8k..8k+7 and 32+8k..32+8k+7. Each
+ * dword's 4 codes become 24 bits (maddubs, madd), a byte shuffle keeps each lane's 12 bytes,
+ * two runs of 6 = 3 words, and a word permutation puts the runs in order. full: 64 bytes are
+ * written (the last 16 are junk that the next call overwrites). */
+static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3, vi s0, vi s1,
+                               vi s2, vi s3, int full)
 {
     const __m512i lo = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36,
                                         34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8,
                                         6, 4, 2, 0);
-    __m512i p = _mm512_packus_epi16(_mm512_permutex2var_epi16(r0, lo, r1),
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(1));
+    __m512i c = _mm512_packus_epi16(_mm512_permutex2var_epi16(r0, lo, r1),
                                     _mm512_permutex2var_epi16(r2, lo, r3));
-    /* lane k: codes 8k..8k+7 (r0, r1) and 32+8k..32+8k+7 (r2, r3) */
-    __m512i c = _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15), p);
+    __m512i sg = _mm512_packs_epi16(_mm512_permutex2var_epi16(s0, hi, s1),
+                                    _mm512_permutex2var_epi16(s2, hi, s3));   /* sign: bit 7 */
+    /* c | (~(sg >> 2) & 0x20): A | (~B & C); the word shift moves each byte's bit 7 to 5 */
+    c = _mm512_ternarylogic_epi32(c, _mm512_srli_epi16(sg, 2), _mm512_set1_epi8(0x20), 0xf2);
     __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
     __m512i d = _mm512_madd_epi16(w, _mm512_set1_epi32(0x10000001));
     /* per 128-bit lane: bytes 0-2, 4-6, 8-10, 12-14 to the lane's first 12 */
     const int32_t d0 = 0x04020100, d1 = 0x09080605, d2 = 0x0e0d0c0a, d3 = -1;
     __m512i g = _mm512_shuffle_epi8(d, _mm512_set_epi32(d3, d2, d1, d0, d3, d2, d1, d0, d3, d2,
                                                         d1, d0, d3, d2, d1, d0));
-    g = _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15), g);
-    _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));   /* 32 + 16 bytes */
-    _mm_storeu_si128((__m128i *)(y + 32), _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
+    /* lane k: words 0-2 hold groups 2k, 2k+1, words 3-5 groups 8+2k, 9+2k */
+    g = _mm512_permutexvar_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 23, 15, 7, 29, 28, 27, 21,
+                                                  20, 19, 13, 12, 11, 5, 4, 3, 26, 25, 24, 18,
+                                                  17, 16, 10, 9, 8, 2, 1, 0), g);
+    if (full) {
+        _mm512_storeu_si512((void *)y, g);
+    } else {   /* 32 + 16 bytes */
+        _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));
+        _mm_storeu_si128((__m128i *)(y + 32),
+                         _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
+    }
 }
 
 /* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */

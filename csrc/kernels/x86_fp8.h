@@ -90,7 +90,7 @@ QF_INLINE vi qf_qvec(int yk, int sat, int has_zf, int rec, const float *x, vf s,
          * q0 = x * r, which has the quotient's signed zero and x's NaN */
         if (rec) {
 #if defined(QV_HAVE_F6R)
-            return qv_f6_rec(xv, s, r, qf_fmt_y(yk));   /* r is -1/s here (qf_rvec) */
+            return qv_f6_rec(xv, s, r, qf_fmt_y(yk), NULL);   /* r is -1/s (qf_rvec) */
 #else
             vf q0 = qv_mul(xv, r);
             return qv_to_f6(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0, qf_fmt_y(yk));
@@ -133,6 +133,10 @@ QF_INLINE void qf_store1(int yk, unsigned char *y, vi c, vm mask)
     else qv_store1(QF_STORE_KIND(yk), y, c, mask);
 }
 
+/* Elements per buffer of qf_quant_entry's streamed packed float6 output: 3072 bytes, 48
+ * cache lines. */
+#define QF_NT 4096
+
 /* Elements [a, b) of entry e; a vector body, the rest scalar. */
 QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float *x,
                               unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
@@ -149,15 +153,53 @@ QF_INLINE void qf_quant_entry(int yk, int sat, int has_zf, int rec, const float 
     vf zf = qv_set1(has_zf ? p->zpf[e] : 0.0f);
     vf r = qf_rvec(yk, qv_set1(rec ? p->rscale[e] : 0.0f));
     unsigned char *ya = y + qf_goff(per, per > 1 ? p->phase + a : a);
-    size_t i = 0;
-    for (; m - i >= 4 * QV_W; i += 4 * QV_W) {
-        const float *xi = x + a + i;
-        vi c0 = qf_qvec(yk, sat, has_zf, rec, xi, s, r, zf);
-        vi c1 = qf_qvec(yk, sat, has_zf, rec, xi + QV_W, s, r, zf);
-        vi c2 = qf_qvec(yk, sat, has_zf, rec, xi + 2 * QV_W, s, r, zf);
-        vi c3 = qf_qvec(yk, sat, has_zf, rec, xi + 3 * QV_W, s, r, zf);
-        if (qf_p6_y(yk)) qv_store6_4(ya + QF_YBYTES(yk, i), c0, c1, c2, c3);
-        else qv_store4(QF_STORE_KIND(yk), ya + QF_YBYTES(yk, i), c0, c1, c2, c3, mask);
+    /* Packed float6 by the reciprocal form in calls marked p->stream (x86_template.h's
+     * rule), AVX-512 only (AVX2 measured compute-bound there): from the first cache line
+     * boundary, [h, nt) goes QF_NT elements at a time through an L1 buffer, streamed out a
+     * line at a time; the rest is stored as usual. */
+    size_t i = 0, h = m, nt = 0, i0 = 0;
+    union { vi v[1]; unsigned char b[QF_NT / 4 * 3 + 64]; } buf;
+    if (QV_W == 16 && qf_p6_y(yk) && rec && p->stream && m >= 2 * QF_NT) {
+        for (h = 0; h < 64 * QV_W && (uintptr_t)(ya + QF_YBYTES(yk, h)) % 64; h += 4 * QV_W) {}
+        if (h < 64 * QV_W) nt = h + (m - h) / QF_NT * QF_NT;
+        else h = m;
+    }
+    while (m - i >= 4 * QV_W) {
+        int tobuf = i >= h && i < nt;   /* one inlined copy of the block loop for both */
+        size_t end = tobuf ? i + QF_NT : i < h ? h : m;
+        unsigned char *yd = tobuf ? buf.b : ya + QF_YBYTES(yk, i);
+        for (i0 = i; end - i >= 4 * QV_W; i += 4 * QV_W) {
+            const float *xi = x + a + i;
+            unsigned char *yi = yd + QF_YBYTES(yk, i - i0);
+            /* packed float6: a following block of the same region (or the buffer's slack)
+             * takes the junk of a full-width store */
+            int full = tobuf || end - i >= 8 * QV_W;
+#if defined(QV_HAVE_F6R)
+            if (qf_p6_y(yk) && rec) {   /* magnitudes; the store adds the signs of q0 */
+                int fmt = qf_fmt_y(yk);
+                vi q0, q1, q2, q3;
+                vi c0 = qv_f6_rec(qv_loadu_f(xi), s, r, fmt, &q0);
+                vi c1 = qv_f6_rec(qv_loadu_f(xi + QV_W), s, r, fmt, &q1);
+                vi c2 = qv_f6_rec(qv_loadu_f(xi + 2 * QV_W), s, r, fmt, &q2);
+                vi c3 = qv_f6_rec(qv_loadu_f(xi + 3 * QV_W), s, r, fmt, &q3);
+                qv_store6_4(yi, c0, c1, c2, c3, q0, q1, q2, q3, full);
+                continue;
+            }
+#endif
+            vi c0 = qf_qvec(yk, sat, has_zf, rec, xi, s, r, zf);
+            vi c1 = qf_qvec(yk, sat, has_zf, rec, xi + QV_W, s, r, zf);
+            vi c2 = qf_qvec(yk, sat, has_zf, rec, xi + 2 * QV_W, s, r, zf);
+            vi c3 = qf_qvec(yk, sat, has_zf, rec, xi + 3 * QV_W, s, r, zf);
+            if (qf_p6_y(yk)) {   /* the codes have their signs */
+                vi ones = qv_set1_i(-1);
+                qv_store6_4(yi, c0, c1, c2, c3, ones, ones, ones, ones, full);
+            } else {
+                qv_store4(QF_STORE_KIND(yk), yi, c0, c1, c2, c3, mask);
+            }
+        }
+        if (tobuf)
+            for (size_t k = 0; k < QF_NT / 4 * 3; k += 64)
+                qv_stream64(ya + QF_YBYTES(yk, i0) + k, buf.b + k);
     }
     for (; i < m; i += QV_W)
         qf_store1(yk, ya + QF_YBYTES(yk, i), qf_qvec(yk, sat, has_zf, rec, x + a + i, s, r, zf),
