@@ -60,7 +60,7 @@ if ! py_ok "$PY"; then
     echo "-- venv with the build and test requirements"
     python3 -m venv "$work/venv"
     PY="$work/venv/bin/python"
-    PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q "Cython>=3.0" "numpy>=2.0" setuptools \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q "Cython>=3.0" "numpy>=2.0" "setuptools>=77" \
         wheel "ml_dtypes>=0.5" "pytest>=7" "onnx>=1.18" "hypothesis>=6"
 fi
 export PYTHON=$PY
