@@ -103,8 +103,8 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     e.gbytes = bits == 6 ? 3u : 1u;
     e.xsize = e.per_byte ? 0 : (bits < 8 ? 1 : bits / 8);
     e.ysize = qs_bits(y->dtype) / 8;
-    e.dp.bits = bits < 8 ? bits : (bits == 8 ? 8u : bits);
+    e.dp.bits = bits;   /* QK_D_B8 reads 8, 4 or 2 */
     e.dp.is_signed = is_signed;
-    e.stream = e.dp.stream = qs_stream(qs_nbytes(x->dtype, x->packed, plan.n), plan.n * e.ysize);
+    e.dp.stream = qs_stream(qs_nbytes(x->dtype, x->packed, plan.n), plan.n * e.ysize);
     return qs_execute(&e, opt->num_threads, err);
 }

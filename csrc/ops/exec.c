@@ -13,23 +13,26 @@ static void exec_run(const qs_exec *e, const qs_run *r, const qs_params *pp)
     unsigned phase = e->per_byte ? (unsigned)(r->start % e->per_byte) : 0u;
     const char *x = e->x + (e->xsize ? r->start * e->xsize : g);
     char *y = e->y + (e->ysize ? r->start * e->ysize : g);
+    /* the kernel's parameters with pp's arrays, advanced to the run's first entry */
     if (e->quant) {
         qk_qparams p = e->qp;
-        p.scale = pp->scale + off;
-        p.scale64 = pp->scale64 ? pp->scale64 + off : NULL;
-        p.zp = pp->zp ? pp->zp + off : NULL;
-        p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
-        p.zpf = pp->zpf ? pp->zpf + off : NULL;
-        p.rscale = pp->rscale ? pp->rscale + off : NULL;
+        p.scale = pp->scale;
+        p.scale64 = pp->scale64;
+        p.zp = pp->zp;
+        p.zp64 = pp->zp64;
+        p.zpf = pp->zpf;
+        p.rscale = pp->rscale;
+        p = qk_qparams_at(&p, off);
         p.blk = r->blk;
         p.phase = phase;
         e->quant(x, y, r->n, &p);
     } else {
         qk_dparams p = e->dp;
-        p.scale = pp->scale + off;
-        p.zp = pp->zp ? pp->zp + off : NULL;
-        p.zp64 = pp->zp64 ? pp->zp64 + off : NULL;
-        p.zpf = pp->zpf ? pp->zpf + off : NULL;
+        p.scale = pp->scale;
+        p.zp = pp->zp;
+        p.zp64 = pp->zp64;
+        p.zpf = pp->zpf;
+        p = qk_dparams_at(&p, off);
         p.blk = r->blk;
         p.phase = phase;
         e->dequant(x, y, r->n, &p);
@@ -61,7 +64,7 @@ static void exec_piece(const qs_exec *e, qs_params *pp, int chunked, size_t a, s
             exec_run(e, &sub, pp);
         }
     }
-    if (e->stream) qs_fence_streams();
+    if (e->quant ? e->qp.stream : e->dp.stream) qs_fence_streams();
 }
 
 typedef struct piece_ctx {

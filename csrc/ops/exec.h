@@ -15,14 +15,14 @@ typedef struct qs_exec {
     const qs_psrc *src;       /* the entries, converted as kernels read them */
     qk_quant_fn quant;        /* QuantizeLinear's kernel, or NULL ... */
     qk_dequant_fn dequant;    /* ... DequantizeLinear's */
-    qk_qparams qp;            /* the kernel's fixed parameters; exec.c sets the per-run ones */
+    qk_qparams qp;            /* the kernel's fixed parameters; exec.c sets the per-run ones
+                               * (with .stream set, each piece fences its non-temporal stores) */
     qk_dparams dp;
     const char *x;
     char *y;
     size_t xsize, ysize;      /* bytes per element; 0 on the packed side */
     unsigned per_byte;        /* packed side: elements per group of bytes (0: none packed) */
     unsigned gbytes;          /* packed side: bytes per group (a byte; 6-bit: 3 bytes) */
-    int stream;               /* non-temporal stores: each piece fences them at its end */
 } qs_exec;
 
 /* Runs the call on up to `threads` threads (< 1: the process default). QSIMD_ERR_NOMEM when

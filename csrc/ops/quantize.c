@@ -140,7 +140,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     e.qp.saturate = opt->saturate;
     e.qp.qmin64 = y->dtype == QSIMD_INT32 ? INT32_MIN : 0;
     e.qp.qmax64 = y->dtype == QSIMD_INT32 ? INT32_MAX : (int64_t)UINT32_MAX;
-    e.stream = e.qp.stream = qs_stream(plan.n * e.xsize, qs_nbytes(y->dtype, packed, plan.n));
+    e.qp.stream = qs_stream(plan.n * e.xsize, qs_nbytes(y->dtype, packed, plan.n));
     if (packed && plan.n % e.per_byte)   /* padding bits of the last group are zero */
         memset(e.y + plan.n / e.per_byte * e.gbytes, 0,
                qs_nbytes(y->dtype, 1, plan.n) - plan.n / e.per_byte * e.gbytes);
