@@ -96,3 +96,22 @@ def test_dequantize_packed_streamed(isa, data):
     for off in (0, 16, 20):   # 20: a head that is not a whole number of bytes: not streamed
         y = _offset_out(np.float32, N, off)
         assert_same(qsimd.dequantize_linear(src, np.float32(0.5), out=y), want, f"y+{off}")
+
+
+@pytest.mark.parametrize("xt", [np.float16, ml_dtypes.bfloat16])
+def test_dequantize_half_streamed(isa, data, xt):
+    # AMD Quark's float16 / bfloat16 inputs widen to float32 through x86_fp8.h's loop, which
+    # streams too; with and without a float zero point, NaN and inf kept
+    h = data[:N].astype(xt)
+    h[5::4099] = np.inf
+    for zp in (None, xt(1.5)):
+        want = _scalar(lambda: qsimd.quark.extended_dequantize_linear(h, np.float32(0.37), zp))
+        for off in (0, 4, 16, 60):
+            y = _offset_out(np.float32, N, off)
+            got = qsimd.quark.extended_dequantize_linear(h, np.float32(0.37), zp, out=y)
+            assert got is y
+            assert_same(got, want, f"{np.dtype(xt).name} zp={zp} y+{off}")
+    if isa == "scalar":   # widening is exact, so float32 arithmetic on the widened values
+        w = h[:4096].astype(np.float32)
+        assert_same(want[:4096], ((w - np.float32(1.5)) * np.float32(0.37)).astype(np.float32),
+                    "vs float32 arithmetic")

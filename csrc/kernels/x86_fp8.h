@@ -21,9 +21,11 @@
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #define QF_INLINE static __forceinline
+#define QF_NOINLINE static __declspec(noinline)
 #define QF_COLD static __declspec(noinline)
 #else
 #define QF_INLINE static inline __attribute__((always_inline))
+#define QF_NOINLINE static __attribute__((noinline))
 #define QF_COLD static __attribute__((noinline, cold))
 #endif
 
@@ -297,6 +299,20 @@ QF_INLINE void qf_dvec(int dk, int ok, int has_zf, const unsigned char *x, unsig
 #define QF_XOFF(dk, per, i) (qf_h_d(dk) ? 2 * (i) : qf_goff((per), (i)))
 #define QF_OSIZE(ok) ((ok) == QK_O_F32 ? 4u : 2u)
 
+/* float16 / bfloat16 -> float32 runs too large for the caches: m (a multiple of
+ * QT_NT_LINE / 4) values by non-temporal stores from an L1 buffer, as x86_template.h's
+ * single-scale runs; one copy per instruction set, the kinds as arguments. */
+QF_NOINLINE void qf_dstream(int dk, int has_zf, const unsigned char *x, unsigned char *y,
+                            size_t m, vf s, vf nzf)
+{
+    union { vf v[QT_NT_LINE / sizeof(vf)]; unsigned char b[QT_NT_LINE]; } buf;
+    for (size_t i = 0; i < m; i += QT_NT_LINE / 4) {
+        for (size_t k = 0; k < QT_NT_LINE / 4; k += QV_W)
+            qf_dvec(dk, QK_O_F32, has_zf, x + 2 * (i + k), buf.b + 4 * k, s, nzf);
+        for (size_t k = 0; k < QT_NT_LINE; k += 64) qv_stream64(y + 4 * i + k, buf.b + k);
+    }
+}
+
 QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
                             unsigned char *y, size_t a, size_t b, size_t e, size_t blk,
                             const qk_dparams *p)
@@ -306,12 +322,19 @@ QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
         size_t k = per - (p->phase + a) % per;
         a = b - a < k ? b : a + k;
     }
-    size_t m = (b - a) / QV_W * QV_W;
+    if (qf_h_d(dk) && ok == QK_O_F32 && b - a >= QT_DALIGN_MIN && (uintptr_t)y % 4 == 0)
+        a += ((64 - ((uintptr_t)(y + 4 * a) & 63)) & 63) / 4;   /* to a cache line */
+    size_t m = (b - a) / QV_W * QV_W, i = 0;
     const unsigned char *xa = x + QF_XOFF(dk, per, per > 1 ? p->phase + a : a);
     unsigned char *ya = y + a * QF_OSIZE(ok);
     vf s = qv_set1(p->scale[e]);
     vf nzf = qv_set1(has_zf ? -p->zpf[e] : 0.0f);
-    for (size_t i = 0; i < m; i += QV_W)
+    if (qf_h_d(dk) && ok == QK_O_F32 && p->stream && m * 4 >= QT_NT_MIN &&
+        (uintptr_t)ya % 64 == 0 && qt_disjoint(xa, 2 * m, ya, 4 * m)) {
+        i = m / (QT_NT_LINE / 4) * (QT_NT_LINE / 4);
+        qf_dstream(dk, has_zf, xa, ya, i, s, nzf);
+    }
+    for (; i < m; i += QV_W)
         qf_dvec(dk, ok, has_zf, xa + QF_XBYTES(dk, i), ya + i * QF_OSIZE(ok), s, nzf);
     if (a > a0) qf_deq_part(dk, ok, x, y, a0, a, blk, p);
     if (a + m < b) qf_deq_part(dk, ok, x, y, a + m, b, blk, p);

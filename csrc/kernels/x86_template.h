@@ -77,26 +77,6 @@
 #define QT_PERELEM(blk) ((blk) < QV_W || (QV_HAVE_FMA && ((blk) < QT_U || \
                                           ((blk) % QV_W == 0 && (blk) <= QT_BCMAX))))
 
-/* Calls the operator layer marks with p->stream (too large to stay in the caches) write
- * the output of long single-scale runs with non-temporal stores: the destination's cache
- * lines are not read first (a sixth less memory traffic for float32 -> uint8, nearly half
- * for uint8 -> float32). The output is assembled QT_NT_LINE bytes at a time in a buffer that
- * stays in L1 and streamed out from there, so every output kind works alike; the buffer is
- * large enough that its stores have left the store buffer when it is read back (a 64-byte
- * load of data just written by narrower stores stalls on store forwarding). Runs shorter
- * than QT_NT_MIN output bytes keep ordinary stores. */
-#define QT_NT_LINE 2048
-#define QT_NT_MIN (4 * QT_NT_LINE)
-
-/* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
- * vector that overlaps the previous one (rewriting the same bytes): done in place it would
- * read inputs already overwritten. */
-QT_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
-{
-    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
-    return a + xb <= b || b + yb <= a;
-}
-
 /* Scale and zero point of each element of [first, first + m), with one entry per blk
  * elements: each entry is stored as whole vectors whose excess the next entry overwrites,
  * so sb and zb need room for m + QV_W values. */
@@ -838,7 +818,8 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
     vi zp = qv_set1_i(p->zp ? p->zp[e] : 0);
     /* elements to the first cache line of y; packed input must then start on a byte */
     size_t head = ((64 - ((uintptr_t)ya & 63)) & 63) / os;
-    if (p->stream && m * os >= QT_NT_MIN && (uintptr_t)ya % os == 0 && head % 4 == 0 &&
+    int whole = (uintptr_t)ya % os == 0 && head % 4 == 0;   /* head ends on an input byte */
+    if (p->stream && m * os >= QT_NT_MIN && whole &&
         qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
         /* non-temporal stores for the middle, as qt_qvec_single_nt */
         size_t line = QT_NT_LINE / os;
@@ -851,6 +832,12 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
             for (size_t k = 0; k < QT_NT_LINE; k += 64)
                 qv_stream64(ya + i * os + k, buf.b + k);
         }
+    } else if (QV_W >= 8 && os == 4 && (dk == QK_D_B8 || dk == QK_D_B16) && head &&
+               m >= QT_DALIGN_MIN && qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
+        /* whole vectors from ya past the head (< 16), which the aligned ones rewrite alike */
+        for (; i < head; i += QV_W)
+            qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
+        i = head;
     }
     for (; m - i >= QT_U; i += QT_U) {
         qt_dvec(dk, ok, bits, sgn, xa + qt_xbytes(dk, i), ya + i * os, s, zp);
