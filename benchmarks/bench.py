@@ -3,7 +3,10 @@
 Peers (single-threaded): onnxruntime (a one-node InferenceSession), PyTorch
 (quantize_per_tensor / quantize_per_channel / dequantize), a NumPy expression of the formula,
 and the data-movement floor: NumPy copyto between arrays of the same byte sizes as the
-operation reads and writes. Missing peers (the `bench` extra) are skipped and reported.
+operation reads and writes. Missing peers (the `bench` extra) are skipped and reported. The
+"own baseline" column is the qsimd call an issue's bar compares with, timed in the same
+interleaved rounds: per-tensor f32->u8 quantize_linear of the same tensor for the per-row
+dynamic and MX rows, f32->int4 packed quantize_linear of the same x for the float6 rows.
 
     python benchmarks/bench.py                 # default sizes 1K .. 16M
     python benchmarks/bench.py --sizes 1K,64K,1M,16M,64M --cases q_u8,dq_u8
@@ -349,6 +352,10 @@ def case_quant_f6(n, out_name, packed=True, use_out=True):
         peers = {"numpy": lambda: numpy_helper._pack_6bit((x / scale).astype(ydt).view(np.uint8))}
     else:
         peers = {"numpy": lambda: (x / scale).astype(ydt)}
+    # the bar: within 1.5x of f32 -> int4 packed of the same x (n / 2 bytes out)
+    i4 = np.empty((n + 1) // 2, np.uint8)
+    peers["own baseline"] = lambda: qsimd.quantize_linear(x, scale, output_dtype="int4",  # noqa: E731
+                                                          packed=True, out=i4)
     # floor: the one-byte-per-element copy (no copy has the 16:3 ratio; it writes n, not 3n/4)
     return ours, peers, floor_fn(4 * n, n), n
 
@@ -387,7 +394,7 @@ def case_dynamic_rows(n, use_out=True, out_name="uint8"):
     out = np.empty(x.shape, dt)
     kw = {"out": out} if use_out else {}
     ours = lambda: qsimd.dynamic_quantize(x, output_dtype=dt, **kw)  # noqa: E731
-    peers = {"Q per-tensor": lambda: qsimd.quantize_linear(x, np.float32(0.05), dt.type(0), **kw)}
+    peers = {"own baseline": lambda: qsimd.quantize_linear(x, np.float32(0.05), dt.type(0), **kw)}
 
     def np_rows():
         hi = np.maximum(x.max(axis=1, keepdims=True), 0)
@@ -445,7 +452,7 @@ def case_mx(n, element_dtype, use_out=True):
         peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
     # the bar: within 3x of qsimd's per-tensor f32 -> u8 quantization of the same tensor
     qout = np.empty(shape, np.uint8)
-    peers["Q per-tensor"] = lambda: qsimd.quantize_linear(x, np.float32(0.05), np.uint8(0), out=qout,  # noqa: E731
+    peers["own baseline"] = lambda: qsimd.quantize_linear(x, np.float32(0.05), np.uint8(0), out=qout,  # noqa: E731
                                                           num_threads=1)
     size = int(np.prod(shape))
     return ours, peers, floor_fn(4 * size, 4 * size), size
@@ -531,7 +538,7 @@ CASES = {
     "quark_q_bf16": ("Quark ExtendedQuantizeLinear f32->bfloat16", lambda n, o: case_quark_q(n, "bfloat16", o)),
     "quark_dq_i32": ("Quark ExtendedDequantizeLinear int32->f32", lambda n, o: case_quark_dq_i32(n, o)),
 }
-PEERS = ("numpy", "onnxruntime", "torch", "Q per-tensor")
+PEERS = ("numpy", "onnxruntime", "torch", "own baseline")
 
 
 def machine() -> str:
