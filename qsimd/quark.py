@@ -41,6 +41,8 @@ from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 #: The quantized types of ExtendedQuantizeLinear / ExtendedDequantizeLinear (T3 / T1).
 QUARK_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16")
 _QUARK_CODES = tuple(resolve(t, "type") for t in QUARK_TYPES)
+# their native-order dtypes: an array or NumPy scalar of one passes the checks at a dict lookup
+_QUARK_DTYPES = {dt: code for dt, code in DTYPE_TO_CODE.items() if code in _QUARK_CODES}
 
 
 def _check(code: int, argname: str) -> None:
@@ -63,6 +65,9 @@ def extended_quantize_linear(x, y_scale, y_zero_point=None, *, axis=1, output_dt
     type among :data:`QUARK_TYPES`; uint8 with zero point 0 when neither is given."""
     if output_dtype is not None:
         _check(resolve(output_dtype, "output_dtype"), "output_dtype")
+    elif isinstance(y_zero_point, (np.ndarray, np.generic)) and \
+            y_zero_point.dtype in _QUARK_DTYPES:
+        pass
     elif y_zero_point is not None:
         code = _array_code(y_zero_point)
         if code is not None:
@@ -75,10 +80,11 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
                                num_threads=None):
     """ExtendedDequantizeLinear: x of one of :data:`QUARK_TYPES`; the result has the scale's
     type (float32 in Quark)."""
-    hint = _array_code(x_zero_point) if x_zero_point is not None else None
-    _, code = _args.typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
-                           tuple(CODE_TO_DTYPE))
-    _check(code, "x")
+    if not (type(x) is np.ndarray and x.dtype in _QUARK_DTYPES):
+        hint = _array_code(x_zero_point) if x_zero_point is not None else None
+        _, code = _args.typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
+                                    tuple(CODE_TO_DTYPE))
+        _check(code, "x")
     return dequantize_linear(x, x_scale, x_zero_point, axis=axis, out=out,
                              num_threads=num_threads)
 

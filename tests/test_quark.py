@@ -55,6 +55,21 @@ def test_extended_accepts_qsimd_inputs(xdt):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+def test_extended_refuses_other_types():
+    # the fast check (a dict of dtypes) and the general one must both refuse non-Quark types
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    for zp in (np.zeros((), ml_dtypes.int4), ml_dtypes.float8_e4m3fn(0)):
+        with pytest.raises(TypeError, match="Quark's types"):
+            quark.extended_quantize_linear(x, np.float32(1), zp)
+    for q in (np.zeros(3, ml_dtypes.int4), np.zeros(3, ml_dtypes.float8_e4m3fn),
+              np.zeros(3, np.int64), [1, 2, 3]):
+        with pytest.raises(TypeError):
+            quark.extended_dequantize_linear(q, np.float32(1))
+    # byte-swapped arrays of Quark's types take the general path and are accepted
+    q = np.array([1, -2, 3], ">i4")
+    assert quark.extended_dequantize_linear(q, np.float32(0.5)).tolist() == [0.5, -1.0, 1.5]
+
+
 def test_extended_dequantize_scale_type():
     # the result has the scale's type, as ONNX DequantizeLinear (Quark: always float32)
     q = np.array([1, -2, 3], np.int32)
