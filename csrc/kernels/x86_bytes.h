@@ -26,9 +26,10 @@
  * than QT_NT_MIN output bytes keep ordinary stores. */
 #define QT_NT_LINE 2048
 #define QT_NT_MIN (4 * QT_NT_LINE)
-/* Dequantized runs at least this long write float32 from a cache line boundary on: a store
- * split over two lines costs about half as much again on Intel cores, and numpy's
- * allocations are only 16-byte aligned. */
+/* Dequantized float32 runs at least this long (from 8- and 16-bit codes, float16 and
+ * bfloat16; AVX2 and AVX-512) store from a cache line boundary on: a store split over two
+ * lines costs about half as much again on Intel cores, and numpy's allocations are only
+ * 16-byte aligned. */
 #define QT_DALIGN_MIN ((size_t)1024)
 
 /* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
