@@ -1,6 +1,6 @@
 """Runs of at least 32 MiB (input + output) write their output with non-temporal stores on
 x86 (the operator layer sets the kernels' `stream` flag from QS_STREAM_BYTES in
-csrc/ops/common.h; x86_template.h honours it): a head up to the first cache line of y, a
+csrc/ops/types.h; x86_template.h honours it, and x86_fp8.h for float16 / bfloat16 inputs): a head up to the first cache line of y, a
 middle streamed from an L1 buffer, and a tail. Each ISA's result must equal the scalar
 kernel's, for outputs starting at every kind of offset from a cache line and lengths that
 leave a tail; the scalar kernel itself is checked against onnx.reference elsewhere (and on a
