@@ -21,6 +21,7 @@
 #define QV_ISA avx512   /* table entries are named avx512_... (QT_N in x86_bytes.h) */
 #define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
 #define QV_HAVE_F6R 1  /* qv_f6_rec: float6 codes of the reciprocal form, negated reciprocal */
+#define QV_FP8_REC 1   /* float8 of float32 x by the reciprocal form (x86_fp8.h) */
 #define QV_HAVE_F16C 1
 #define QV_HAVE_FMA 1   /* the exact reciprocal form of the quotient (x86_template.h) */
 
@@ -201,8 +202,45 @@ static inline void qv_store_out(int ok, void *y, vf v)
 
 static inline vf qv_add_f(vf a, vf b) { return _mm512_add_ps(a, b); }
 
+/* float8 e4m3fn / e5m2 codes by the float6 method (qv_f6_rec): t = |q| clamped to the
+ * largest value the overflow rule keeps (saturating: the largest finite; otherwise the first
+ * value past it, whose code is NaN for e4m3fn (480) or inf for e5m2 (2^16)), then
+ * w = t + C with C = 2^(E - m + 23) + ((E - emin) << m) ulps, E = max(exponent of t, emin),
+ * from a table indexed by t's biased exponent: C's ulp is the float8 quantum of t's binade, so
+ * the add's one rounding is the nearest-even rounding to float8 and w's low bits are the code
+ * (a carry into the next binade lands on its code; t below 2^emin rounds in the subnormal
+ * quantum). A NaN q gives the NaN code; the sign is q's, as qv_to_fp's. */
+#define QV8_E(i, lo, mask, emin) ((emin) + (((i) - (lo)) & (mask)))
+#define QV8_C(i, lo, mask, m, emin) \
+    (((QV8_E(i, lo, mask, emin) - (m) + 150) << 23) + ((QV8_E(i, lo, mask, emin) - (emin)) << (m)))
+#define QV8_4(i, ...) QV8_C(i, __VA_ARGS__), QV8_C(i + 1, __VA_ARGS__), QV8_C(i + 2, __VA_ARGS__), \
+    QV8_C(i + 3, __VA_ARGS__)
+#define QV8_16(i, ...) QV8_4(i, __VA_ARGS__), QV8_4(i + 4, __VA_ARGS__), QV8_4(i + 8, __VA_ARGS__), \
+    QV8_4(i + 12, __VA_ARGS__)
+/* index = biased exponent & 15 (e4m3fn: 121 .. 135) or & 31 (e5m2: 113 .. 143) */
+static const int32_t qv8_c4[16] = {QV8_16(0, 121, 15, 3, -6)};
+static const int32_t qv8_c5[32] = {QV8_16(0, 113, 31, 2, -14), QV8_16(16, 113, 31, 2, -14)};
+static inline vi qv_to_fp8(vf q, int fmt, int sat)
+{
+    const int e5 = fmt == QK_FP_E5M2;
+    const float top = e5 ? (sat ? 57344.0f : 65536.0f) : (sat ? 448.0f : 480.0f);
+    __m512 t = _mm512_range_ps(q, _mm512_set1_ps(top), 0x0a);   /* min of magnitudes, +sign */
+    __m512i ix = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(t), 23),
+                                  _mm512_set1_epi32(e5 ? 113 : 121));
+    __m512i c = e5 ? _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)qv8_c5), ix,
+                                               _mm512_loadu_si512((const void *)(qv8_c5 + 16)))
+                   : _mm512_permutexvar_epi32(ix, _mm512_loadu_si512((const void *)qv8_c4));
+    __m512i w = _mm512_castps_si512(_mm512_add_ps(t, _mm512_castsi512_ps(c)));
+    w = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), w,
+                                _mm512_set1_epi32(e5 ? 0x7e : 0x7f));
+    /* (w & 0x7f) | (q >> 24 & 0x80): A & C | B & ~C */
+    return _mm512_ternarylogic_epi32(w, _mm512_srli_epi32(_mm512_castps_si512(q), 24),
+                                     _mm512_set1_epi32(0x7f), 0xe4);
+}
+
 static inline vi qv_to_fp(vf q, int fmt, int sat)
 {
+    if (fmt == QK_FP_E4M3FN || fmt == QK_FP_E5M2) return qv_to_fp8(q, fmt, sat);
     const int m = (int)qk_fp_man(fmt), bias = qk_fp_bias(fmt);
     const int32_t maxc = (int32_t)qk_fp_maxcode(fmt);
     __m512i u = _mm512_castps_si512(q);

@@ -248,14 +248,30 @@ QF_INLINE void qf_quant_run2(int yk, int sat, int has_zf, int rec, const void *x
     }
 }
 
+/* Float8 by the reciprocal form where the vector layer asks for it (QV_FP8_REC: AVX-512,
+ * whose table conversion leaves room for the form's extra operations; AVX2's integer one is
+ * bound by its ALU ports, where vdivps runs beside them and measured faster). */
+#if !defined(QV_FP8_REC)
+#define QV_FP8_REC 0
+#endif
+
 /* saturate and the float zero point become constants of separate loops */
 QF_INLINE void qf_quant_run(int yk, const void *x, void *y, size_t n, const qk_qparams *p)
 {
     int fin = qk_fp_finite(qf_fmt_y(yk)), sat = p->saturate || fin;
-    if (p->zpf) qf_quant_run2(yk, 1, 1, 0, x, y, n, p);   /* float4 / float6: always saturating */
-    else if (fin && p->rscale) qf_quant_run2(yk, 1, 0, 1, x, y, n, p);
-    else if (sat) qf_quant_run2(yk, 1, 0, 0, x, y, n, p);
-    else qf_quant_run2(yk, 0, 0, 0, x, y, n, p);
+    if (fin && p->zpf) {   /* float8 has no zero point */
+        qf_quant_run2(yk, 1, 1, 0, x, y, n, p);
+    } else if (p->rscale && (fin || QV_FP8_REC)) {
+        if (sat) qf_quant_run2(yk, 1, 0, 1, x, y, n, p);
+        else qf_quant_run2(yk, 0, 0, 1, x, y, n, p);   /* float8 only */
+    } else if (fin || !QV_FP8_REC) {
+        if (sat) qf_quant_run2(yk, 1, 0, 0, x, y, n, p);
+        else qf_quant_run2(yk, 0, 0, 0, x, y, n, p);
+    } else {
+        /* float8 with a scale outside qk_recip's range (below 2^-83 or above 2^100): rare
+         * enough for the scalar kernel, which keeps one SIMD loop per type and saturation */
+        qk_quant_scalar(QK_X_F32, QK_Q_F32, yk, x, y, n, p);
+    }
 }
 
 /* ---- dequantize ---- */
