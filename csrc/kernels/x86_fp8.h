@@ -338,14 +338,15 @@ QF_INLINE void qf_deq_entry(int dk, int ok, int has_zf, const unsigned char *x,
         size_t k = per - (p->phase + a) % per;
         a = b - a < k ? b : a + k;
     }
-    if (qf_h_d(dk) && ok == QK_O_F32 && b - a >= QT_DALIGN_MIN && (uintptr_t)y % 4 == 0)
+    const int wide = qf_h_d(dk) && ok == QK_O_F32;   /* float16 / bfloat16 -> float32 */
+    if (wide && b - a >= QT_DALIGN_MIN && (uintptr_t)y % 4 == 0)
         a += ((64 - ((uintptr_t)(y + 4 * a) & 63)) & 63) / 4;   /* to a cache line */
     size_t m = (b - a) / QV_W * QV_W, i = 0;
     const unsigned char *xa = x + QF_XOFF(dk, per, per > 1 ? p->phase + a : a);
     unsigned char *ya = y + a * QF_OSIZE(ok);
     vf s = qv_set1(p->scale[e]);
     vf nzf = qv_set1(has_zf ? -p->zpf[e] : 0.0f);
-    if (qf_h_d(dk) && ok == QK_O_F32 && p->stream && m * 4 >= QT_NT_MIN &&
+    if (wide && p->stream && m * 4 >= QT_NT_MIN &&
         (uintptr_t)ya % 64 == 0 && qt_disjoint(xa, 2 * m, ya, 4 * m)) {
         i = m / (QT_NT_LINE / 4) * (QT_NT_LINE / 4);
         qf_dstream(dk, has_zf, xa, ya, i, s, nzf);

@@ -818,8 +818,7 @@ QT_INLINE void qt_deq_single(int dk, int ok, unsigned bits, int sgn, const unsig
     vi zp = qv_set1_i(p->zp ? p->zp[e] : 0);
     /* elements to the first cache line of y; packed input must then start on a byte */
     size_t head = ((64 - ((uintptr_t)ya & 63)) & 63) / os;
-    int whole = (uintptr_t)ya % os == 0 && head % 4 == 0;   /* head ends on an input byte */
-    if (p->stream && m * os >= QT_NT_MIN && whole &&
+    if (p->stream && m * os >= QT_NT_MIN && (uintptr_t)ya % os == 0 && head % 4 == 0 &&
         qt_disjoint(xa, qt_xbytes(dk, m), ya, m * os)) {
         /* non-temporal stores for the middle, as qt_qvec_single_nt */
         size_t line = QT_NT_LINE / os;

@@ -23,13 +23,9 @@
 
 #include "kernels.h"
 #include "convert.h"
+#include "sweep_isas.h"
 
 #define CHUNK ((size_t)1 << 20)
-
-typedef struct {
-    const qk_table *t;
-    const char *name;
-} isa;
 
 static unsigned long long mism[2][2][2][2];   /* [isa][type][packed][rec] */
 static unsigned long long checked[2][2][2][2];
@@ -53,17 +49,7 @@ int main(int argc, char **argv)
     }
     if (stride == 0) stride = 1;
     isa isas[2];
-    int nisa = 0;
-#if defined(QSIMD_HAVE_X86)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        isas[nisa++] = (isa){&qk_avx2_table, "avx2"};
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        isas[nisa++] = (isa){&qk_avx512_table, "avx512"};
-#elif defined(QSIMD_HAVE_NEON)
-    isas[nisa++] = (isa){&qk_neon_table, "neon"};
-#endif
+    int nisa = sweep_isas(isas);
     if (!nisa) {
         fprintf(stderr, "sweep_float6: no SIMD table to check on this CPU\n");
         return 2;

@@ -1,9 +1,10 @@
 /* Exhaustive float8 sweep of the SIMD kernel tables against the scalar table (scalar.c, itself
  * checked against ml_dtypes by sweep_float8.py at scale 1): every float32 bit pattern x (or
  * every --stride-th) is quantized to float8e4m3fn and float8e5m2, saturating and not, through
- * the float32 kernels with the exact reciprocal form (docs/EXACT-DIVISION.md; the path a call
- * with a scale in qk_recip's range takes) at scale 1, --scale and four fixed scales of other
- * significands and magnitudes. The scalar kernel divides.
+ * the float32 kernels (AVX2 / AVX-512, or NEON under qemu) given the reciprocal, as a call with
+ * a scale in qk_recip's range is (AVX-512 then takes the exact reciprocal form of
+ * docs/EXACT-DIVISION.md), at scale 1, --scale and four fixed scales of other significands and
+ * magnitudes. The scalar kernel divides.
  *
  * Not part of CI (a few minutes natively): build like tests/sweeps/sweep_float6.c,
  *   cc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing -DQSIMD_HAVE_X86 -Icsrc/kernels \
@@ -17,6 +18,7 @@
 
 #include "kernels.h"
 #include "convert.h"
+#include "sweep_isas.h"
 
 #define CHUNK ((size_t)1 << 20)
 #define NSCALE 6
@@ -32,21 +34,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--count")) count = strtoull(argv[i + 1], NULL, 0);
     }
     if (stride == 0) stride = 1;
-    const qk_table *tabs[2];
-    const char *names[2];
-    int nisa = 0;
-#if defined(QSIMD_HAVE_X86)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        tabs[nisa] = &qk_avx2_table;
-        names[nisa++] = "avx2";
-    }
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
-        tabs[nisa] = &qk_avx512_table;
-        names[nisa++] = "avx512";
-    }
-#endif
+    isa isas[2];
+    int nisa = sweep_isas(isas);
     if (!nisa) {
         fprintf(stderr, "sweep_float8: no SIMD table to check on this CPU\n");
         return 2;
@@ -77,7 +66,7 @@ int main(int argc, char **argv)
                     qk_quant_scalar(QK_X_F32, QK_Q_F32, yks[ty], x, want, n, &p);
                     for (int k = 0; k < nisa; k++) {
                         memset(got, 0xa5, n);
-                        tabs[k]->quant[QK_X_F32][QK_Q_F32][yks[ty]](x, got, n, &p);
+                        isas[k].t->quant[QK_X_F32][QK_Q_F32][yks[ty]](x, got, n, &p);
                         checked[k][ty][sat] += n;
                         if (!memcmp(got, want, n)) continue;
                         for (size_t i = 0; i < n; i++)
@@ -85,7 +74,7 @@ int main(int argc, char **argv)
                                 bad[k][ty][sat]++;
                                 if (shown++ < 20)
                                     fprintf(stderr, "MISMATCH %s %s sat %d s=%a x=0x%08x got "
-                                            "0x%02x want 0x%02x\n", names[k], tname[ty], sat,
+                                            "0x%02x want 0x%02x\n", isas[k].name, tname[ty], sat,
                                             (double)s, qk_f32_bits(x[i]), got[i], want[i]);
                             }
                     }
@@ -98,7 +87,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nisa; k++)
         for (int ty = 0; ty < 2; ty++)
             for (int sat = 0; sat < 2; sat++) {
-                printf("| %s | %s | %d | %llu | %llu |\n", names[k], tname[ty], sat,
+                printf("| %s | %s | %d | %llu | %llu |\n", isas[k].name, tname[ty], sat,
                        checked[k][ty][sat], bad[k][ty][sat]);
                 nbad += bad[k][ty][sat];
             }
