@@ -1,7 +1,6 @@
-/* AVX2 + FMA + F16C kernels: 8 float32 lanes. FMA serves only the exact reciprocal form of
- * the quotient (qv_fmadd / qv_fnmadd, docs/EXACT-DIVISION.md); every other product is
- * rounded on its own, as in scalar.c. The run drivers live in x86_template.h; this file is
- * only the vector layer. */
+/* AVX2 + FMA + F16C kernels: the vector layer of the generic driver (generic/driver.h)
+ * over 8 float32 lanes. FMA serves only the exact reciprocal form of the quotient
+ * (docs/EXACT-DIVISION.md); every other product is rounded on its own, as in scalar.c. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -10,35 +9,53 @@
 #include "x86_bytes.h"
 
 #define QV_W 8
-#define QV_ISA avx2   /* table entries are named avx2_... (QT_N in x86_bytes.h) */
-#define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
-#define QV_HAVE_F6R 1  /* qv_f6_rec: float6 codes of the reciprocal form, negated reciprocal */
-#define QV_HAVE_F16C 1
-#define QV_HAVE_FMA 1
+#define QV_ISA avx2
+#define QV_FMA 1
+#define QV_F16 1
+#define QV_F6 1        /* qv_to_f6 / qv_f6_rec: float6 codes by the hardware's rounding */
+#define QV_FP8_REC 0   /* float8 divides: the integer conversion is port-bound, vdivps runs beside */
 
 typedef __m256 vf;
 typedef __m256i vi;
-typedef __m256i vm;   /* byte-output mask, as 16-bit lanes */
 
 static inline vf qv_set1(float f) { return _mm256_set1_ps(f); }
 static inline vi qv_set1_i(int32_t v) { return _mm256_set1_epi32(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm256_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm256_storeu_ps(p, v); }
-static inline void qv_storeu_i(int32_t *p, vi v) { _mm256_storeu_si256((__m256i *)p, v); }
-static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf qv_add_f(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
-static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }
-static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }
-static inline vi qv_cvt(vf a) { return _mm256_cvtps_epi32(a); }   /* MXCSR: nearest-even */
-static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
-static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
-static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
-static inline vm qv_mask(uint32_t m) { return _mm256_set1_epi16((short)m); }
+static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }   /* a < b ? a : b */
+static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }   /* a > b ? a : b */
 static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }    /* a*b+c */
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
-static inline vi qv_max_i(vi a, vi b) { return _mm256_max_epi32(a, b); }
-static inline vi qv_min_i(vi a, vi b) { return _mm256_min_epi32(a, b); }
+static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
+
+/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+static inline __m256i qv_lanes_below(unsigned k)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vi qv_blend_i(vi a, vi b, unsigned k) { return _mm256_blendv_epi8(b, a, qv_lanes_below(k)); }
+static inline vf qv_blend_f(vf a, vf b, unsigned k)
+{
+    return _mm256_blendv_ps(b, a, _mm256_castsi256_ps(qv_lanes_below(k)));
+}
+static inline __m256i qv_shift_idx(unsigned k)
+{
+    return _mm256_and_si256(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32((int)k)), _mm256_set1_epi32(7));
+}
+static inline vi qv_splice_i(vi a, vi b, unsigned k)
+{
+    return qv_blend_i(a, _mm256_permutevar8x32_epi32(b, qv_shift_idx(k)), k);
+}
+static inline vf qv_splice_f(vf a, vf b, unsigned k)
+{
+    return qv_blend_f(a, _mm256_permutevar8x32_ps(b, qv_shift_idx(k)), k);
+}
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -69,23 +86,16 @@ static inline vf qv_round_bf16(vf v)
     return _mm256_blendv_ps(_mm256_castsi256_ps(r), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
-/* Codes are within [qmin, qmax] (the clamp made sure), so the packs below are exact: to
- * int16 with signed saturation, then the low byte (masked) of each. */
-static inline void qv_store1(int yk, void *y, vi r, vm mask)
+/* The quotient's bounds and conversions (driver.h's qd_qraw). Form A bounds x above at
+ * xl = 2^17 s (min passes a NaN x as its second operand); the conversion turns NaN and
+ * everything beyond int32 into INT_MIN, which the stores saturate to qmin. A quotient that
+ * may be +inf (form B, float16 rounding) is first bounded at 2^17 (min keeps NaN again). */
+static inline vf qv_bound_x(vf n, vf xl) { return _mm256_min_ps(xl, n); }
+static inline vi qv_cvt_a(vf q, int mayinf)
 {
-    __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
-    if (yk == QK_Y_B16) {
-        __m128i ff = _mm_set1_epi32(0xffff);
-        _mm_storeu_si128((__m128i *)y,
-                         _mm_packus_epi32(_mm_and_si128(lo, ff), _mm_and_si128(hi, ff)));
-        return;
-    }
-    __m128i w = _mm_and_si128(_mm_packs_epi32(lo, hi), _mm256_castsi256_si128(mask));
-    __m128i b = _mm_packus_epi16(w, w);
-    if (yk == QK_Y_B8) _mm_storel_epi64((__m128i *)y, b);
-    else if (yk == QK_Y_P4) qx_store32(y, qx_pack4(b));
-    else qx_store16(y, qx_pack2(b));
+    return _mm256_cvtps_epi32(mayinf ? _mm256_min_ps(_mm256_set1_ps(131072.0f), q) : q);
 }
+static inline vi qv_cvt_raw(vf q) { return qv_cvt_a(q, 1); }
 
 /* 4 QV_W codes of a byte output kind, as packed from r0..r3 by packs/packus (dwords in the
  * order r0[0:4] r1[0:4] r2[0:4] r3[0:4] r0[4:8] ...), to y. */
@@ -108,62 +118,61 @@ static inline void qv_store_bytes(int yk, void *y, __m256i p)
     }
 }
 
-static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
+
+/* Integer stores of 4 QV_W raw codes c (int32, any value: NaN and everything below the range
+ * arrive far below it) with zero points z. Byte kinds: the zero point, biased by -qmin and
+ * packed to int16 lanes like the codes, is added with int16 saturation after the first pack;
+ * packus saturates to [0, 255], min to qmax - qmin (cap), and xor with flip (-qmin & mask)
+ * turns the biased value into the two's complement code's low bits. The full uint8 range
+ * needs neither cap nor flip, the full int8 range is a signed pack of the codes plus the
+ * zero point. B16: clamped in int32 to [qmin - zp, qmax - zp], then the zero point added. */
+typedef struct qv_qc {
+    __m256i qmin16, cap, flip, lo, hi;
+    int how;   /* 0: full uint8 range, 1: full int8 range, 2: general */
+} qv_qc;
+
+static inline qv_qc qv_qc_init(int32_t qmin, int32_t qmax, uint32_t mask)
+{
+    qv_qc c;
+    c.qmin16 = _mm256_set1_epi16((short)qmin);
+    c.cap = _mm256_set1_epi8((char)(qmax - qmin));
+    c.flip = _mm256_set1_epi8((char)((uint32_t)-qmin & mask));
+    c.lo = _mm256_set1_epi32(qmin);
+    c.hi = _mm256_set1_epi32(qmax);
+    c.how = qmax - qmin != 255 ? 2 : qmin ? 1 : 0;
+    return c;
+}
+
+static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], const qv_qc *k)
 {
     if (yk == QK_Y_B16) {
+        __m256i r[4], ff = _mm256_set1_epi32(0xffff);
+        for (int v = 0; v < 4; v++) {
+            __m256i t = _mm256_max_epi32(c[v], _mm256_sub_epi32(k->lo, z[v]));
+            r[v] = _mm256_and_si256(_mm256_add_epi32(_mm256_min_epi32(t, _mm256_sub_epi32(k->hi, z[v])),
+                                                     z[v]), ff);
+        }
         /* packus works per 128-bit lane: put the 64-bit quarters back in order */
-        __m256i ff = _mm256_set1_epi32(0xffff);
-        __m256i a = _mm256_packus_epi32(_mm256_and_si256(r0, ff), _mm256_and_si256(r1, ff));
-        __m256i b = _mm256_packus_epi32(_mm256_and_si256(r2, ff), _mm256_and_si256(r3, ff));
+        __m256i a = _mm256_packus_epi32(r[0], r[1]), b = _mm256_packus_epi32(r[2], r[3]);
         _mm256_storeu_si256((__m256i *)y, _mm256_permute4x64_epi64(a, 0xd8));
         _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute4x64_epi64(b, 0xd8));
         return;
     }
-    qv_store_bytes(yk, y, _mm256_packus_epi16(_mm256_and_si256(_mm256_packs_epi32(r0, r1), mask),
-                                              _mm256_and_si256(_mm256_packs_epi32(r2, r3), mask)));
-}
-
-/* The exact reciprocal form's store for byte kinds (x86_template.h). r0..r3 are rounded
- * quotients: never above 2^17, INT_MIN for NaN and quotients far below. The zero point,
- * biased by -qmin (zp - qmin) and packed to int16 lanes like the codes (za for r0 r1, zb for
- * r2 r3), is added with int16 saturation after the first pack; packus then saturates to
- * [0, 255], min to qmax - qmin (cap), and xor with flip (-qmin, 0 unsigned) turns the biased
- * value into the two's complement code's low bits. A few byte operations per 4 QV_W codes
- * instead of a clamp and an add per vector. */
-static inline vi qv_set1_w(int v) { return _mm256_set1_epi16((short)v); }
-static inline vi qv_set1_b(int v) { return _mm256_set1_epi8((char)v); }
-/* Lane i = e[i >> lg] (lg = 1..3: entries of 2, 4 or 8 elements), reading only the
- * 8 >> lg entries needed. */
-static inline __m256i qv_rep_idx(unsigned lg, __m256i *mask)
-{
-    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    *mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(8 >> lg), lane);
-    return _mm256_srl_epi32(lane, _mm_cvtsi32_si128((int)lg));
-}
-static inline vf qv_rep_f(const float *e, unsigned lg)
-{
-    __m256i m, idx = qv_rep_idx(lg, &m);
-    return _mm256_permutevar8x32_ps(_mm256_maskload_ps(e, m), idx);
-}
-static inline vi qv_rep_i(const int32_t *e, unsigned lg)
-{
-    __m256i m, idx = qv_rep_idx(lg, &m);
-    return _mm256_permutevar8x32_epi32(_mm256_maskload_epi32(e, m), idx);
-}
-static inline vi qv_pack_w(vi a, vi b) { return _mm256_packs_epi32(a, b); }   /* int32 -> int16 lanes */
-static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
-                                  vi cap, vi flip, int how)
-{
-    __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), za);
-    __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zb);
-    __m256i c;
-    if (how == 1) {   /* QT_LEAN_SIGNED: za, zb hold the zero point itself */
-        c = _mm256_packs_epi16(a, b);
-    } else {
-        c = _mm256_packus_epi16(a, b);
-        if (how == 2) c = _mm256_xor_si256(_mm256_min_epu8(c, cap), flip);   /* QT_LEAN_FULL */
+    __m256i za = _mm256_packs_epi32(z[0], z[1]), zb = _mm256_packs_epi32(z[2], z[3]);
+    if (k->how != 1) {
+        za = _mm256_sub_epi16(za, k->qmin16);
+        zb = _mm256_sub_epi16(zb, k->qmin16);
     }
-    qv_store_bytes(yk, y, c);
+    __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), za);
+    __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), zb);
+    __m256i p;
+    if (k->how == 1) {
+        p = _mm256_packs_epi16(a, b);
+    } else {
+        p = _mm256_packus_epi16(a, b);
+        if (k->how == 2) p = _mm256_xor_si256(_mm256_min_epu8(p, k->cap), k->flip);
+    }
+    qv_store_bytes(yk, y, p);
 }
 
 /* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
@@ -216,9 +225,7 @@ static inline void qv_store_out(int ok, void *y, vf v)
     }
 }
 
-/* ---- float8 / float4 (x86_fp8.h); the same steps as convert.h ---- */
-
-static inline vf qv_add_f(vf a, vf b) { return _mm256_add_ps(a, b); }
+/* ---- float8 / float4 / float6 ---- */
 
 /* float32 -> float8 / float4 codes, one per lane (qk_f32_to_fp). Normal results: rebias
  * and round the dropped bits to even in integers. Subnormal results: adding 2^(24-bias-m),
@@ -285,7 +292,6 @@ static inline vf qv_from_fp(vi c, int fmt)
     return _mm256_castsi256_ps(_mm256_or_si256(r, sign));
 }
 
-/* d where d is NaN, else p */
 /* d with the quiet bit set in its NaN lanes (a signalling bfloat16 NaN widened by a shift) */
 static inline vf qv_quiet_nan(vf d)
 {
@@ -299,14 +305,14 @@ static inline vf qv_keep_nan(vf d, vf p)
     return _mm256_blendv_ps(p, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
 }
 
-/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (x86_template.h) */
+/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (driver.h) */
 static inline void qv_stream64(void *y, const void *src)
 {
     _mm256_stream_si256((__m256i *)y, _mm256_loadu_si256((const __m256i *)src));
     _mm256_stream_si256((__m256i *)y + 1, _mm256_loadu_si256((const __m256i *)src + 1));
 }
 
-/* float6 codes (x86_fp8.h), as avx512.c's qv_to_f6: t = min(|qm|, max) scaled by 2^(m - E),
+/* float6 codes (driver.h), as avx512.c's qv_to_f6: t = min(|qm|, max) scaled by 2^(m - E),
  * E = max(exponent of t, emin), and rounded by the conversion (MXCSR: nearest-even, as
  * qv_cvt); the code is that integer plus (E - emin) << m. Sign from qs; NaN qs gives the zero
  * of the opposite sign. */
@@ -360,7 +366,7 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
     return _mm256_and_si256(_mm256_castps_si256(w), _mm256_set1_epi32(0x3f));
 }
 
-/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */
+/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (driver.h) */
 static inline vf qv_fix_recip(vf q1, vf q0)
 {
     return _mm256_blendv_ps(q1, q0, _mm256_cmp_ps(q1, _mm256_setzero_ps(), _CMP_EQ_UQ));
@@ -377,33 +383,19 @@ static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, 
                                              -1));
 }
 
-/* QV_W codes (one per lane, < 64) -> 6 bytes */
-static inline void qv_store6_1(unsigned char *y, vi r)
-{
-    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-    uint64_t v = (uint64_t)_mm_cvtsi128_si64(qv6_squeeze128(_mm_packus_epi16(w, w)));
-    memcpy(y, &v, 6);   /* x86 is little-endian */
-}
-
-/* 4 QV_W codes (clean, < 64) -> 24 bytes, with the complement of bit 31 of s0..s3 added as
+/* 4 QV_W codes (clean, < 64) -> 24 bytes, with the complement of bit 31 of s[0..3] added as
  * each code's sign (all ones: the codes have their signs): the signed packs keep the signs
- * of s at bit 7 of each byte, in the codes' order. full: 28 bytes are written (the last 4 are
- * junk that the next call overwrites). */
-static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3, vi s0, vi s1,
-                               vi s2, vi s3, int full)
+ * of s at bit 7 of each byte, in the codes' order. */
+static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
 {
-    __m256i p = _mm256_packus_epi16(_mm256_packs_epi32(r0, r1), _mm256_packs_epi32(r2, r3));
-    __m256i sg = _mm256_packs_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
+    __m256i p = _mm256_packus_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+    __m256i sg = _mm256_packs_epi16(_mm256_packs_epi32(s[0], s[1]), _mm256_packs_epi32(s[2], s[3]));
     p = _mm256_blendv_epi8(_mm256_or_si256(p, _mm256_set1_epi8(0x20)), p, sg);
     __m256i c = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    uint64_t hi[2];   /* the second 12 bytes follow the first 12 */
+    _mm_storeu_si128((__m128i *)hi, qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
     _mm_storeu_si128((__m128i *)y, qv6_squeeze128(_mm256_castsi256_si128(c)));
-    if (full) {
-        _mm_storeu_si128((__m128i *)(y + 12), qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
-    } else {
-        uint64_t hi[2];   /* the second 12 bytes follow the first 12 */
-        _mm_storeu_si128((__m128i *)hi, qv6_squeeze128(_mm256_extracti128_si256(c, 1)));
-        memcpy(y + 12, hi, 12);
-    }
+    memcpy(y + 12, hi, 12);
 }
 
 /* 6 bytes -> QV_W codes: lane i gets bits 6i .. 6i+5 (each 128-bit half takes one group) */
@@ -419,8 +411,84 @@ static inline vi qv_load6(const unsigned char *x)
     return _mm256_and_si256(g, _mm256_set1_epi32(0x3f));
 }
 
-#include "x86_fp8.h"
-#include "x86_quark.h"
-#include "x86_template.h"
+/* ---- AMD Quark's int32 / uint32 / float16 / bfloat16 outputs, int32 / uint32 inputs ----
+ * B32: the float32 quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
+ * (max first: NaN gives the low bound, as scalar.c's comparison), rounded half to even, plus
+ * the zero point, every step exact; uint32 ranges are shifted down by 2^31 for the int32
+ * conversion and the sign bit flipped back. F16 / BF16: q + zpf in float32 (+0 without a
+ * zero point), one rounding. DQ: x - zp exact in double (|.| < 2^34), one rounding to
+ * float32, one product. */
+typedef struct qv_qkc {
+    vf s, zf;
+    __m256d lo, hi, zb;
+    __m256i flip;
+} qv_qkc;
+typedef qv_qkc qv_dkc;
 
-QT_TABLE(qk_avx2_table, "avx2");
+static inline qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+{
+    qv_qkc k;
+    int64_t zp = p->zp64 ? p->zp64[e] : 0;
+    int u = p->qmin64 >= 0;
+    k.s = _mm256_set1_ps(p->scale[e]);
+    k.zf = _mm256_set1_ps(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
+    k.lo = _mm256_set1_pd((double)(p->qmin64 - zp));
+    k.hi = _mm256_set1_pd((double)(p->qmax64 - zp));
+    k.zb = _mm256_set1_pd((double)zp - (u ? 2147483648.0 : 0.0));   /* exact: |zp| <= 2^32 */
+    k.flip = _mm256_set1_epi32(u ? (int)0x80000000u : 0);
+    return k;
+}
+
+static inline __m128i qv_b32_half(__m256d d, const qv_qkc *k)
+{
+    d = _mm256_min_pd(_mm256_max_pd(d, k->lo), k->hi);
+    d = _mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cvtpd_epi32(_mm256_add_pd(d, k->zb));
+}
+
+static inline void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+{
+    if (yk == QK_Y_B32) {
+        __m256i c = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(qv_b32_half(_mm256_cvtps_pd(_mm256_castps256_ps128(q)), k)),
+            qv_b32_half(_mm256_cvtps_pd(_mm256_extractf128_ps(q, 1)), k), 1);
+        _mm256_storeu_si256((__m256i *)y, _mm256_xor_si256(c, k->flip));
+    } else {
+        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, _mm256_add_ps(q, k->zf));
+    }
+}
+
+static inline qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+{
+    qv_dkc k;
+    int64_t zp = p->zp64 ? p->zp64[e] : 0;
+    k.s = _mm256_set1_ps(p->scale[e]);
+    /* uint32: x ^ 2^31 read as int32 is x - 2^31 */
+    k.flip = _mm256_set1_epi32(p->is_signed ? 0 : (int)0x80000000u);
+    k.zb = _mm256_set1_pd((p->is_signed ? 0.0 : 2147483648.0) - (double)zp);   /* exact */
+    k.lo = k.hi = k.zb;
+    k.zf = k.s;
+    return k;
+}
+
+static inline vf qv_b32_dvec(const void *x, const qv_dkc *k)
+{
+    __m256i c = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)x), k->flip);
+    __m128 a = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(c)), k->zb));
+    __m128 b = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(c, 1)),
+                                             k->zb));
+    return _mm256_mul_ps(_mm256_insertf128_ps(_mm256_castps128_ps256(a), b, 1), k->s);
+}
+
+#include "generic/driver.h"
+#include "generic/minmax.h"
+
+#define QK_ENTRY_avx2(kind, ...) QD_##kind##FN(__VA_ARGS__)
+#include "generic/registry.def"
+#undef QK_ENTRY_avx2
+#define QK_ENTRY_avx2(kind, ...) QD_##kind##SET(__VA_ARGS__)
+const qk_table qk_avx2_table = {
+    .name = "avx2",
+#include "generic/registry.def"
+    .minmax_f32 = QD_N(minmax),
+};

@@ -1,14 +1,20 @@
 /* Internal kernel interface: every instruction set fills one qk_table.
  *
- * A kernel processes ONE contiguous run of n elements. Element i of the run uses
- * parameter entry i / blk (scale, zero point), so one signature covers:
- *   per-tensor            blk >= n, one entry
- *   per-axis, inner I     blk = I, one entry per channel
- *   innermost axis        blk = 1 (per-axis on the last axis) or the block size
- *                         (blocked along the last axis, last block may be short)
- * The operator layer (csrc/ops) guarantees every run starts on an entry boundary.
- * Kernels never allocate, never validate, and never touch memory outside
- * [x, x + n elements) and [y, y + n elements) (packed: the bytes holding them).
+ * A kernel processes ONE run of n consecutive elements of a call's tensor (flattened in C
+ * order). The parameter entry (scale, zero point) of element i of the run is
+ *     entry(j) = (j / row) * erow + ((j % row) / blk) * K + j % K - ebase,   j = pos + i,
+ * with K = max(kdim, 1) (K = 1: the last term is 0) and row = 0 meaning "no rows" (j / row
+ * is 0, j % row is j). Every layout of QuantizeLinear / DequantizeLinear is one such formula:
+ *   per-tensor            blk >= pos + n (one entry)
+ *   per-axis (D, inner)   row = D * inner, erow = 0, blk = inner
+ *   per-axis, last axis   kdim = D, blk = SIZE_MAX (entry j % D)
+ *   blocked, last axis    row = D, erow = ceil(D / B), blk = B (a row's last block may be short)
+ *   blocked, inner > 1    row = D * inner, erow = ceil(D / B) * inner, blk = B * inner,
+ *                         kdim = inner (B rows of `inner` elements share a row of entries)
+ * A plain run (pos, row, erow, kdim, ebase all 0) uses entry i / blk. The parameter arrays
+ * are indexed by entry; with kdim > 1 they are readable (and zero) for QK_PAD entries past
+ * the last entry of the run. Kernels never allocate, never validate, and never touch memory
+ * outside [x, x + n elements) and [y, y + n elements) (packed: the bytes holding them).
  */
 #ifndef QSIMD_KERNELS_H
 #define QSIMD_KERNELS_H
@@ -112,6 +118,10 @@ typedef struct qk_qparams {
                              * replace x / s by the exact reciprocal form
                              * (docs/EXACT-DIVISION.md); NULL when some entry of the run is
                              * outside its range: divide. The scalar kernels always divide. */
+    /* the layout (see the top of this file); zero: a plain run */
+    size_t pos, row, erow, kdim, ebase;
+    int negs;               /* some scale entry of the run may be negative (SIMD kernels then
+                             * bound the quotient instead of x) */
 } qk_qparams;
 
 /* Packed 6-bit codes (ONNX float6): slot k (0..3) of the 3-byte group g occupies bits
@@ -159,7 +169,29 @@ typedef struct qk_dparams {
     const float *zpf;       /* QK_D_F16/BF16/float6: zero point per entry as float32, NULL =
                              * none */
     int stream;             /* as in qk_qparams */
+    size_t pos, row, erow, kdim, ebase;   /* the layout, as in qk_qparams */
 } qk_dparams;
+
+/* Entries readable past the last one a run with kdim > 1 uses (qk_qparams). */
+#define QK_PAD 64
+
+/* The entry of element i of a run, and how many elements from i on share it (at least 1;
+ * with kdim > 1 every element has its own). */
+static inline size_t qk_entry(size_t blk, size_t pos, size_t row, size_t erow, size_t kdim,
+                              size_t ebase, size_t i, size_t *len)
+{
+    size_t j = pos + i, o = row ? j % row : j, b = blk ? blk : 1, e;
+    e = (row ? j / row * erow : 0) + o / b * (kdim > 1 ? kdim : 1);
+    if (kdim > 1) {
+        *len = 1;
+        return e + j % kdim - ebase;
+    }
+    *len = b - o % b;
+    if (row && row - o < *len) *len = row - o;
+    return e - ebase;
+}
+#define QK_QENTRY(p, i, len) \
+    qk_entry((p)->blk, (p)->pos, (p)->row, (p)->erow, (p)->kdim, (p)->ebase, (i), (len))
 
 /* p with every per-entry array advanced to entry e: the parameters of a sub-run that starts
  * at that entry (the caller sets blk and, for packed kinds, phase). */

@@ -49,9 +49,8 @@ QK_ALWAYS_INLINE float quot_f(int xk, int qk, const void *x, size_t i, float s)
 static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
                       const qk_qparams *p)
 {
-    size_t blk = p->blk ? p->blk : 1;
-    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
-        size_t end = n - start < blk ? n : start + blk;
+    for (size_t start = 0, len; start < n; start += len) {
+        size_t e = QK_QENTRY(p, start, &len), end = n - start < len ? n : start + len;
         int32_t zp = p->zp ? p->zp[e] : 0;
         if (qk == QK_Q_F64) {
             double s = p->scale64[e];
@@ -79,9 +78,8 @@ static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, siz
  * wraps; the integer is formed only after the clamp. */
 QK_ALWAYS_INLINE void quant_b32(int xk, int qk, const void *x, void *y, size_t n, const qk_qparams *p)
 {
-    size_t blk = p->blk ? p->blk : 1;
-    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
-        size_t end = n - start < blk ? n : start + blk;
+    for (size_t start = 0, len; start < n; start += len) {
+        size_t e = QK_QENTRY(p, start, &len), end = n - start < len ? n : start + len;
         int64_t zp = p->zp64 ? p->zp64[e] : 0;
         double lo = (double)(p->qmin64 - zp), hi = (double)(p->qmax64 - zp);
         for (size_t i = start; i < end; i++) {
@@ -115,11 +113,10 @@ QK_ALWAYS_INLINE int fp_format(int yk)
 QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
-    size_t blk = p->blk ? p->blk : 1;
     int fmt = fp_format(yk);
     int f4 = yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk >= QK_Y_E2M3;   /* float4 and float6 */
-    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
-        size_t end = n - start < blk ? n : start + blk;
+    for (size_t start = 0, len; start < n; start += len) {
+        size_t e = QK_QENTRY(p, start, &len), end = n - start < len ? n : start + len;
         /* f16/bf16 add the zero point even when absent (+0): x/scale + 0 turns -0 into
          * +0 as an explicit zero point does; float4 adds it only when given (ONNX) */
         int add = (p->zpf != NULL && f4) || yk == QK_Y_F16 || yk == QK_Y_BF16;
@@ -216,10 +213,9 @@ QK_ALWAYS_INLINE float load_float_in(int dk, const void *x, size_t i, const qk_d
 QK_ALWAYS_INLINE void dequant_any(int dk, int ok, const void *x, void *y, size_t n,
                                const qk_dparams *p)
 {
-    size_t blk = p->blk ? p->blk : 1;
     int is_float = dk >= QK_D_E4M3FN;
-    for (size_t start = 0, e = 0; start < n; start += blk, e++) {
-        size_t end = n - start < blk ? n : start + blk;
+    for (size_t start = 0, len; start < n; start += len) {
+        size_t e = QK_QENTRY(p, start, &len), end = n - start < len ? n : start + len;
         int64_t zp = dk == QK_D_B32 ? (p->zp64 ? p->zp64[e] : 0) : (p->zp ? p->zp[e] : 0);
         int fzp = (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3) && p->zpf != NULL;
         float zf = fzp ? p->zpf[e] : 0.0f;

@@ -335,7 +335,60 @@ typedef struct qcase {
     int inplace;   /* y == x (the output is never wider than the input) */
     int sat;   /* float8: saturate */
     int u32;   /* QK_Y_B32: the uint32 range, else int32 */
+    size_t pos, row, erow, kdim;   /* the run's layout (kernels.h); zero: a plain run */
 } qcase;
+
+/* ---------- layouts ---------- */
+/* Entry of element i of a case's run, and the number of entries its arrays need: every
+ * entry up to the largest used, plus QK_PAD zero entries when kdim > 1 (kernels.h). */
+#define CASE_ENTRY(c, i) \
+    (qk_entry((c)->blk, (c)->pos, (c)->row, (c)->erow, (c)->kdim, 0, (i), &(size_t){0}))
+#define CASE_ENTRIES(c, n, used, out)                                                 \
+    do {                                                                              \
+        size_t mx_ = 0;                                                               \
+        for (size_t i_ = 0; i_ < (n); i_++) {                                         \
+            size_t e_ = CASE_ENTRY(c, i_);                                            \
+            if (e_ > mx_) mx_ = e_;                                                   \
+        }                                                                             \
+        (used) = mx_ + 1;                                                             \
+        (out) = (used) + ((c)->kdim > 1 ? QK_PAD : 0);                                \
+    } while (0)
+
+/* A random layout of a random tensor (outer, D, inner) as the operator layer describes it,
+ * and a random run of it: per-axis, per-axis along the last axis, blocks along the last axis,
+ * blocks along an outer axis; dimensions around the vector widths. blk, pos, row, erow, kdim
+ * and n are set; returns 0 when the run is empty. */
+static int gen_layout(size_t *blk, size_t *pos, size_t *row, size_t *erow, size_t *kdim,
+                      size_t *n, size_t maxn)
+{
+    static const size_t dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 16, 17, 24, 31, 32, 33, 49,
+                                  56, 63, 64, 65, 100, 196};
+    size_t nd = sizeof dims / sizeof dims[0];
+    size_t D = dims[rndn((uint32_t)nd)], inner = dims[rndn((uint32_t)nd)];
+    size_t B = dims[rndn((uint32_t)nd)], outer = 1 + rndn(6);
+    size_t total, s = (D + B - 1) / B;
+    *pos = *row = *erow = *kdim = 0;
+    switch (rndn(4)) {
+    case 0:   /* per-axis */
+        *row = D * inner; *blk = inner;
+        break;
+    case 1:   /* per-axis along the last axis */
+        inner = 1; *kdim = D; *blk = (size_t)-1;
+        break;
+    case 2:   /* blocks along the last axis */
+        inner = 1; *row = D; *erow = s; *blk = B;
+        break;
+    default:  /* blocks along an outer axis */
+        *row = D * inner; *erow = s * inner; *blk = B * inner; *kdim = inner;
+        break;
+    }
+    total = outer * D * inner;
+    size_t a = rndn((uint32_t)total), b = a + 1 + rndn((uint32_t)(total - a));
+    if (b - a > maxn) b = a + maxn;
+    *pos = a;
+    *n = b - a;
+    return *n > 0;
+}
 
 /* A quotient aimed at float16 / bfloat16 (AMD Quark's outputs): ties between neighbours of
  * few mantissa bits, the overflow and subnormal edges, specials, any bit pattern. */
@@ -353,8 +406,8 @@ static float half_quotient(void)
 
 static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const qcase *c)
 {
-    size_t n = c->n, blk = c->blk ? c->blk : 1;
-    size_t entries = n == 0 ? 1 : (n + blk - 1) / blk;
+    size_t n = c->n, entries, used;
+    CASE_ENTRIES(c, n, used, entries);
     size_t xs = (c->xk == QK_X_F32 || c->xk == QK_X_I32) ? 4 : 2;
     float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
     double *scale64 = arena_place(&asc64, entries * sizeof(double), 1, 0);
@@ -367,7 +420,13 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     /* 32-bit outputs: int64 zero points and range (the int32 zero points are unused) */
     int64_t *zp64 = b32 ? arena_place(&azp, entries * sizeof(int64_t), 1, 0) : NULL;
     int64_t qmin64 = c->u32 ? 0 : INT32_MIN, qmax64 = c->u32 ? (int64_t)UINT32_MAX : INT32_MAX;
-    for (size_t e = 0; e < entries; e++) {
+    for (size_t e = used; e < entries; e++) {   /* the padding: zero */
+        scale[e] = rscale[e] = 0.0f;
+        scale64[e] = 0.0;
+        zp[e] = 0;
+        if (zp64) zp64[e] = 0;
+    }
+    for (size_t e = 0; e < used; e++) {
         scale[e] = gen_scale(c->qk, c->scale_kind);
         if (hq) {   /* Quark float16 / bfloat16: zero points added in float32 */
             static const float zh[] = {0.0f, -0.0f, 0.5f, -1.5f, 3.0f, 65504.0f, -65520.0f,
@@ -405,7 +464,7 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     unsigned char *x = c->x_at_end ? arena_place(&ax, n * xs, 1, 0)
                                    : arena_place(&ax, n * xs + c->xoff, 0, c->xoff);
     for (size_t i = 0; i < n; i++) {
-        size_t e = i / blk;
+        size_t e = CASE_ENTRY(c, i);
         int64_t z = c->zp_null || hq ? 0 : b32 ? zp64[e] : zp[e];
         float s = scale[e];
         if (!(s != 0.0f && fabsf(s) < INFINITY)) s = 1.0f;   /* keep x meaningful */
@@ -440,7 +499,7 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
 
     /* reciprocals as the operator layer passes them: all valid, or none (divide) */
     int recip = rndn(8) != 0;
-    for (size_t e = 0; e < entries; e++) {
+    for (size_t e = 0; e < used; e++) {
         rscale[e] = qk_recip(scale[e]);
         recip &= rscale[e] != 0.0f;
     }
@@ -457,10 +516,12 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     p.qmax64 = qmax64;
     p.saturate = c->sat;
     p.blk = c->blk;
+    p.pos = c->pos; p.row = c->row; p.erow = c->erow; p.kdim = c->kdim;
     p.qmin = c->ty.qmin;
     p.qmax = c->ty.qmax;
     p.mask = c->ty.mask;
     p.phase = c->phase;
+    for (size_t e = 0; e < used; e++) p.negs |= scale[e] < 0.0f;   /* as params.c */
     if (c->inplace) {
         ref(r1 + G, r1 + G, n, &p);
         fn(r2 + G, r2 + G, n, &p);
@@ -600,6 +661,25 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
         run_quant(tname, fn, ref, &c);
         k++;
     }
+    /* runs of real layouts: every form of kernels.h, random tensors and runs */
+    for (int r = 0; r < (quick ? 60 : 240); r++, k++) {
+        qcase c;
+        memset(&c, 0, sizeof c);
+        c.xk = xk; c.qk = qk; c.yk = yk;
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000))
+            continue;
+        c.ty = types[k % nt];
+        c.phase = (unsigned)((c.pos + k) % per);
+        c.zp_null = k % 5 == 0;
+        c.scale_kind = (int)(k % 3);
+        c.x_at_end = (int)(k & 1);
+        c.y_at_end = (int)((k >> 1) & 1);
+        c.xoff = (size_t)(k % 4) * xs;
+        c.yoff = shift((size_t)(k % 3), ys);
+        c.sat = (int)((k >> 2) & 1);
+        c.u32 = (int)((k >> 3) & 1);
+        run_quant(tname, fn, ref, &c);
+    }
 }
 
 /* ---------- dequantize ---------- */
@@ -613,6 +693,7 @@ typedef struct dcase {
     int x_at_end, y_at_end;
     size_t xoff, yoff;
     int inplace;   /* y == x: 16-bit input to 16-bit output only */
+    size_t pos, row, erow, kdim;   /* the run's layout (kernels.h); zero: a plain run */
 } dcase;
 
 static float gen_dscale(void)
@@ -635,8 +716,8 @@ static float gen_dscale(void)
 
 static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, const dcase *c)
 {
-    size_t n = c->n, blk = c->blk ? c->blk : 1;
-    size_t entries = n == 0 ? 1 : (n + blk - 1) / blk;
+    size_t n = c->n, entries, used;
+    CASE_ENTRIES(c, n, used, entries);
     float *scale = arena_place(&asc, entries * sizeof(float), 1, 0);
     int32_t *zp = arena_place(&azp, entries * sizeof(int32_t), 1, 0);
     unsigned cb = c->dk == QK_D_B8 ? c->bits : c->dk == QK_D_B16 ? 16 : c->dk == QK_D_P2 ? 2
@@ -649,7 +730,12 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     if (b32) cb = 8;
     int32_t cmin = c->is_signed ? -(1 << (cb - 1)) : 0;
     int32_t cmax = c->is_signed ? (1 << (cb - 1)) - 1 : (int32_t)((1u << cb) - 1);
-    for (size_t e = 0; e < entries; e++) {
+    for (size_t e = used; e < entries; e++) {   /* the padding: zero */
+        scale[e] = 0.0f;
+        zp[e] = 0;
+        if (zp64) zp64[e] = 0;
+    }
+    for (size_t e = 0; e < used; e++) {
         scale[e] = gen_dscale();
         switch (rndn(5)) {
         case 0: zp[e] = cmin; break;
@@ -676,7 +762,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     for (size_t i = 0; b32 && i < n; i++) {   /* also codes near the zero point and the ends */
         static const uint32_t sp[] = {0u, 1u, 0x7fffffffu, 0x80000000u, 0xffffffffu,
                                       0x01000001u, 0xfeffffffu};
-        int64_t z = c->zp_null ? 0 : zp64[i / (c->blk ? c->blk : 1)];
+        int64_t z = c->zp_null ? 0 : zp64[CASE_ENTRY(c, i)];
         uint32_t v;
         switch (rndn(4)) {
         case 0: v = (uint32_t)(z + rnd_range(-100000, 100000)); break;
@@ -711,6 +797,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
         p.zpf = c->zp_null ? NULL : zpf;
     }
     p.blk = c->blk;
+    p.pos = c->pos; p.row = c->row; p.erow = c->erow; p.kdim = c->kdim;
     p.bits = c->bits;
     p.is_signed = c->is_signed;
     p.phase = c->phase;
@@ -793,6 +880,22 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             run_dequant(tname, fn, ref, &c);
             k++;
         }
+    }
+    for (int r = 0; r < (quick ? 60 : 240); r++, k++) {   /* real layouts, as for quantize */
+        dcase c;
+        memset(&c, 0, sizeof c);
+        c.dk = dk; c.ok = ok;
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000))
+            continue;
+        c.bits = dk == QK_D_B8 ? b8bits[k % 3] : 8;
+        c.is_signed = (int)((k / 3) & 1);
+        c.phase = (unsigned)((c.pos + k) % per);
+        c.zp_null = k % 5 == 0;
+        c.x_at_end = (int)(k & 1);
+        c.y_at_end = (int)((k >> 1) & 1);
+        c.xoff = shift((size_t)(k % 4), xs);
+        c.yoff = shift((size_t)(k % 3), os);
+        run_dequant(tname, fn, ref, &c);
     }
 }
 

@@ -1,0 +1,552 @@
+/* The run driver of every SIMD instruction set (sse41.c, avx2.c, avx512.c, neon.c), written
+ * once over each file's vector layer (README.md beside this file lists what a layer
+ * provides). The including file defines its layer, then includes this file, then
+ * registry.def through the QK_ENTRIES macro below to name its table entries.
+ *
+ * A run (kernels.h) is split into
+ *   - a head and a tail that share a byte (packed outputs / inputs) or a vector with
+ *     elements outside the run, done by the scalar kernel (qk_quant_scalar / qk_dequant_scalar
+ *     on a sub-run: the reference, and rare: at most a chunk per run);
+ *   - a body of whole chunks of QD_U = 4 QV_W elements, whose parameters come from layout.h,
+ *     with the last chunk moved back to end on the body's end when x and y do not overlap
+ *     (its elements are written twice, with the same values).
+ * The hot loops are inlined into one function per table entry, so element type, quotient
+ * precision and output kind are constants in them.
+ *
+ * Bit-exactness rests on doing the same float operations as scalar.c, in the same order:
+ * the same correctly rounded quotient (the exact reciprocal form of docs/EXACT-DIVISION.md
+ * with FMA, which rounds to the same integer or float8/6/4 code), the same roundings to
+ * float16 / bfloat16, the same saturation, and round-to-nearest-even conversions. */
+#ifndef QSIMD_GENERIC_DRIVER_H
+#define QSIMD_GENERIC_DRIVER_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../kernels.h"
+#include "../convert.h"
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define QD_INLINE static __forceinline
+#define QD_NOINLINE static __declspec(noinline)
+#else
+#define QD_INLINE static inline __attribute__((always_inline))
+#define QD_NOINLINE static __attribute__((noinline))
+#endif
+
+#define QD_N(name) QD_N2(QV_ISA, name)
+#define QD_N2(isa, name) QD_N3(isa, name)
+#define QD_N3(isa, name) isa##_##name
+
+/* The reciprocal form's bound on |x / s| before the correction: a power of two above every
+ * |q| of a 16-bit code range, so that clamping there changes no result, and small enough
+ * that QD_RK * |s| stays finite (|s| <= QK_RECIP_MAX). */
+#define QD_RK 131072.0f
+
+/* Calls marked p->stream (too large for the caches) write the body of single-entry runs
+ * QD_NT elements at a time into an L1 buffer, then stream it to y a cache line at a time
+ * with non-temporal stores: y's lines are not read first. Every output size of QD_NT
+ * elements is a multiple of 64 bytes; runs under QD_NT_MIN elements keep plain stores. */
+#define QD_NT 2048
+#define QD_NT_MIN (4 * QD_NT)
+
+#include "layout.h"
+
+/* ---- sizes ---- */
+
+QD_INLINE size_t qd_xsize(int xk) { return xk == QK_X_F32 || xk == QK_X_I32 ? 4u : 2u; }
+
+/* output kinds: elements per group and bytes per group */
+QD_INLINE unsigned qd_yper(int yk)
+{
+    return yk == QK_Y_P4 || yk == QK_Y_PE2M1 ? 2u : yk == QK_Y_P2 || yk == QK_Y_PE2M3 ||
+           yk == QK_Y_PE3M2 ? 4u : 1u;
+}
+QD_INLINE size_t qd_ybytes(int yk, size_t m)   /* m: whole groups */
+{
+    switch (yk) {
+    case QK_Y_B16: case QK_Y_F16: case QK_Y_BF16: return 2 * m;
+    case QK_Y_B32: return 4 * m;
+    case QK_Y_P4: case QK_Y_PE2M1: return m / 2;
+    case QK_Y_P2: return m / 4;
+    case QK_Y_PE2M3: case QK_Y_PE3M2: return m / 4 * 3;
+    default: return m;
+    }
+}
+QD_INLINE int qd_is_int(int yk) { return yk <= QK_Y_P2; }
+QD_INLINE int qd_is_quark(int yk) { return yk == QK_Y_B32 || yk == QK_Y_F16 || yk == QK_Y_BF16; }
+QD_INLINE int qd_fmt(int yk)
+{
+    return yk == QK_Y_E4M3FN ? QK_FP_E4M3FN : yk == QK_Y_E5M2 ? QK_FP_E5M2
+           : yk == QK_Y_E2M3 || yk == QK_Y_PE2M3 ? QK_FP_E2M3
+           : yk == QK_Y_E3M2 || yk == QK_Y_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
+}
+QD_INLINE int qd_is_f6(int yk) { return qd_fmt(yk) == QK_FP_E2M3 || qd_fmt(yk) == QK_FP_E3M2; }
+
+QD_INLINE unsigned qd_dper(int dk)
+{
+    return dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2u : dk == QK_D_P2 || dk == QK_D_PE2M3 ||
+           dk == QK_D_PE3M2 ? 4u : 1u;
+}
+QD_INLINE size_t qd_xbytes(int dk, size_t m)
+{
+    switch (dk) {
+    case QK_D_B16: case QK_D_F16: case QK_D_BF16: return 2 * m;
+    case QK_D_B32: return 4 * m;
+    case QK_D_P4: case QK_D_PE2M1: return m / 2;
+    case QK_D_P2: return m / 4;
+    case QK_D_PE2M3: case QK_D_PE3M2: return m / 4 * 3;
+    default: return m;
+    }
+}
+QD_INLINE size_t qd_osize(int ok) { return ok == QK_O_F32 ? 4u : 2u; }
+QD_INLINE int qd_dfmt(int dk)
+{
+    return dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2
+           : dk == QK_D_E2M3 || dk == QK_D_PE2M3 ? QK_FP_E2M3
+           : dk == QK_D_E3M2 || dk == QK_D_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
+}
+
+/* byte offset of the group holding slot `slot` of packed data */
+QD_INLINE size_t qd_goff(unsigned per, unsigned gbytes, size_t slot)
+{
+    return slot / per * gbytes;
+}
+
+QD_INLINE int qd_disjoint(const void *x, size_t xb, const void *y, size_t yb)
+{
+    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
+    return a + xb <= b || b + yb <= a;
+}
+
+/* ---- quantize ---- */
+
+/* The scalar kernel on elements [a, b) of the run (x, y, phase: the run's). */
+QD_NOINLINE void qd_qscalar(int xk, int qk, int yk, const char *x, unsigned char *y,
+                            size_t a, size_t b, const qk_qparams *p)
+{
+    if (a >= b) return;
+    qk_qparams q = *p;
+    unsigned per = qd_yper(yk);
+    q.pos = p->pos + a;
+    if (per > 1) {
+        size_t slot = p->phase + a;
+        q.phase = (unsigned)(slot % per);
+        y += qd_goff(per, per == 4 && yk != QK_Y_P2 ? 3u : 1u, slot);
+    } else {
+        y += qd_ybytes(yk, a);
+    }
+    qk_quant_scalar(xk, qk, yk, x + a * qd_xsize(xk), y, b - a, &q);
+}
+
+/* x rounded to the quotient precision */
+QD_INLINE vf qd_numer(int xk, int qk, const char *x)
+{
+    vf v = qv_load_x(xk, x);
+#if QV_F16
+    if (qk == QK_Q_F16 && xk != QK_X_F16) v = qv_round_f16(v);
+#endif
+    if (qk == QK_Q_BF16 && xk != QK_X_BF16) v = qv_round_bf16(v);
+    return v;
+}
+
+QD_INLINE vf qd_qround(int qk, vf q)
+{
+#if QV_F16
+    if (qk == QK_Q_F16) q = qv_round_f16(q);
+#endif
+    if (qk == QK_Q_BF16) q = qv_round_bf16(q);
+    return q;
+}
+
+/* Integer outputs: the quotient rounded to an int32 that the store saturates (NaN and
+ * everything below the range far below it, everything above far above).
+ * With FMA, the reciprocal form q0 = x r, q1 = q0 + (x - q0 s) r. Form A (every scale of
+ * the run positive): x is first bounded above at QD_RK s, exactly, which keeps every result
+ * and every product finite above; below, huge quotients, -inf and NaN x reach the conversion
+ * as NaN, -inf or far below the range. Form B (negs): q0 is bounded at QD_RK instead, which
+ * leaves q1 beyond the range (or NaN) with the true quotient's side.
+ * Without FMA: the true quotient. */
+QD_INLINE vi qd_qraw(int xk, int qk, int negs, const char *x, vf s, vf r)
+{
+    vf n = qd_numer(xk, qk, x), q;
+#if QV_FMA
+    if (!negs) {
+        n = qv_bound_x(n, qv_mul(qv_set1(QD_RK), s));
+        vf q0 = qv_mul(n, r);
+        return qv_cvt_a(qd_qround(qk, qv_fmadd(qv_fnmadd(q0, s, n), r, q0)), qk == QK_Q_F16);
+    }
+    vf q0 = qv_min(qv_mul(n, r), qv_set1(QD_RK));
+    q = qv_fmadd(qv_fnmadd(q0, s, n), r, q0);
+#else
+    (void)negs;
+    (void)r;
+    q = qv_div(n, s);
+#endif
+    return qv_cvt_raw(qd_qround(qk, q));
+}
+
+/* float8 / float4 / float6 codes of x / s (+ zf): with rec (reciprocals given, no float zero
+ * point), the exact reciprocal form, whose q1 rounds to the same code as the true quotient;
+ * where q1 is +-0 or NaN, q0 = x r has the quotient's sign of zero and x's NaN. Otherwise the
+ * true division, as scalar.c. */
+QD_INLINE vi qd_qfp(int yk, int sat, int has_zf, int rec, const char *x, vf s, vf r, vf zf)
+{
+    vf xv = qv_loadu_f((const float *)x), q;
+    int fmt = qd_fmt(yk);
+#if defined(QV_F6)
+    if (qd_is_f6(yk)) {
+        if (rec) return qv_f6_rec(xv, s, qv_mul(r, qv_set1(-1.0f)), fmt, NULL);
+        q = qv_div(xv, s);
+        if (has_zf) q = qv_add_f(q, zf);
+        return qv_to_f6(q, q, fmt);
+    }
+#endif
+#if QV_FMA
+    if (rec) {
+        vf q0 = qv_mul(xv, r);
+        q = qv_fix_recip(qv_fmadd(qv_fnmadd(q0, s, xv), r, q0), q0);
+    } else
+#endif
+    {
+        (void)r;
+        q = qv_div(xv, s);
+    }
+    if (has_zf) q = qv_add_f(q, zf);
+    return qv_to_fp(q, fmt, sat);
+}
+
+/* The constants of a run's integer stores, and of float code stores (codes 0 .. 255). */
+typedef struct qd_qk {
+    qv_qc ic, bc;
+} qd_qk;
+
+/* One chunk: QD_U elements from x to y. */
+QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                         const char *x, unsigned char *y, const qd_pv *pv, const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk) * QV_W;
+    vi c[4];
+    if (qd_is_int(yk)) {
+        for (int v = 0; v < 4; v++) c[v] = qd_qraw(xk, qk, negs, x + v * xs, pv->s[v], pv->r[v]);
+        qv_qstore4(yk, y, c, pv->z, &k->ic);
+        return;
+    }
+#if defined(QV_F6)
+    if (qd_is_f6(yk) && rec && yk != QK_Y_E2M3 && yk != QK_Y_E3M2) {
+        /* packed float6: the magnitudes, and the signs of q0 added by the store */
+        vi q0[4];
+        for (int v = 0; v < 4; v++)
+            c[v] = qv_f6_rec(qv_loadu_f((const float *)(x + v * xs)), pv->s[v],
+                             qv_mul(pv->r[v], qv_set1(-1.0f)), qd_fmt(yk), &q0[v]);
+        qv_store6_4(y, c, q0);
+        return;
+    }
+#endif
+    for (int v = 0; v < 4; v++)
+        c[v] = qd_qfp(yk, sat, has_zf, rec, x + v * xs, pv->s[v], pv->r[v], pv->f[v]);
+    if (yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2) {
+        vi ones[4] = {qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1)};
+        qv_store6_4(y, c, ones);
+    } else {
+        vi z[4] = {qv_set1_i(0), qv_set1_i(0), qv_set1_i(0), qv_set1_i(0)};
+        qv_qstore4(yk == QK_Y_PE2M1 ? QK_Y_P4 : QK_Y_B8, y, c, z, &k->bc);
+    }
+}
+
+/* The body of a run: mt elements from a group boundary (x, yb: its first element and output
+ * byte), parameters from c (positioned there). Whole chunks, and with ovl (x and y disjoint,
+ * mt >= QD_U) a last chunk moved back to end at mt. Returns the elements done. */
+QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                          const char *x, unsigned char *yb, size_t mt, int ovl, qd_src *c,
+                          unsigned need, const qd_qk *k, int stream)
+{
+    size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U;
+    qd_pv pv;
+    if (c->mode == QD_UNI) {
+        size_t t0 = 0, nt1 = 0, i0, end;
+        int pre;
+        qd_src_next(c, need, &pv);
+        if (stream && ovl && mt >= QD_NT_MIN) {   /* a 64-byte aligned middle, streamed */
+            while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
+            if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+            else t0 = 0;
+        }
+        /* Regions, with one inlined copy of the chunk loop: chunks over [0, t0) (the region
+         * after rewrites what they wrote past t0), streamed blocks [t0, nt1), chunks to the
+         * end, then with ovl a last chunk moved back to end at mt. */
+        union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
+        for (pre = t0 > 0;;) {
+            unsigned char *d = yb + qd_ybytes(yk, i);
+            int tobuf = !pre && i < nt1;
+            end = pre ? t0 : tobuf ? i + QD_NT : mt;
+            if (tobuf) d = buf.b;
+            for (i0 = i; pre ? i < end : end - i >= QD_U; i += QD_U)
+                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, x + i * xs,
+                          d + qd_ybytes(yk, i - i0), &pv, k);
+            if (tobuf)
+                for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
+                    qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
+            if (pre) { pre = 0; i = t0; continue; }
+            if (i < nt1) continue;
+            if (i >= mt || !ovl) return i;
+            i = mt - QD_U;
+        }
+    }
+    for (;;) {
+        for (; i < m; i += QD_U) {
+            qd_src_next(c, need, &pv);
+            qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, x + i * xs, yb + qd_ybytes(yk, i),
+                      &pv, k);
+        }
+        if (!ovl || m == mt) return m;
+        i = mt - QD_U;   /* once more, for the last chunk */
+        qd_src_seek(c, c->j - m + i);
+        m = mt;
+    }
+}
+
+QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                         const void *xv, void *yv, size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
+    size_t a = per > 1 ? (per - p->phase % per) % per : 0, done = 0;
+    if (a > n) a = n;
+    size_t mt = (n - a) / per * per;
+    unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
+                    (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
+    qd_qscalar(xk, qk, yk, x, y, 0, a, p);
+    if (mt >= QD_U) {
+        qd_qk k;
+        qd_src c;
+        int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
+                              qd_ybytes(yk, (p->phase + n + per - 1) / per * per));
+        k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
+        k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
+        c.s = p->scale; c.r = p->rscale; c.f = p->zpf; c.z = p->zp;
+        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
+        done = qd_qbody(xk, qk, yk, sat, has_zf, rec, negs, x + a * qd_xsize(xk),
+                        y + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_ybytes(yk, a)), mt,
+                        ovl, &c, need, &k, p->stream);
+    }
+    qd_qscalar(xk, qk, yk, x, y, a + done, n, p);
+}
+
+/* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x: the true quotient
+ * (these outputs keep all of it), then the vector layer's qv_quark_store. One entry per
+ * stretch: runs are split where the entry changes, stretches shorter than QD_U go to the
+ * scalar kernel. */
+QD_INLINE void qd_quark(int yk, const void *xv, void *yv, size_t n, const qk_qparams *p)
+{
+    const float *x = (const float *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t ys = qd_ybytes(yk, 1);
+    for (size_t a = 0, len; a < n; a += len) {
+        size_t e = QK_QENTRY(p, a, &len), i = a;
+        if (len > n - a) len = n - a;
+        if (len >= QD_U) {
+            qv_qkc kc = qv_quark_init(yk, p, e);
+            for (; a + len - i >= QV_W; i += QV_W)
+                qv_quark_store(yk, y + i * ys, qv_div(qv_loadu_f(x + i), kc.s), &kc);
+        }
+        qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len, p);
+    }
+}
+
+/* Loops of their own for the float zero point and the reciprocal form; the rest
+ * (reciprocals missing: a scale outside the form's range; a negative scale for the integer
+ * outputs) goes to the scalar kernel: real models do not have them, and every variant is a
+ * copy of the loops in each table entry. */
+QD_INLINE void qd_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                        const qk_qparams *p)
+{
+    if (n == 0) return;
+    if (qd_is_quark(yk)) {
+        qd_quark(yk, x, y, n, p);
+    } else if (qd_is_int(yk)) {
+        if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
+        else qd_quant2(xk, qk, yk, 1, 0, 0, 0, x, y, n, p);
+    } else {
+        int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
+        if (fin && p->zpf) qd_quant2(xk, qk, yk, 1, 1, 0, 0, x, y, n, p);
+        else if (p->rscale && (fin || QV_FP8_REC)) qd_quant2(xk, qk, yk, sat, 0, 1, 0, x, y, n, p);
+        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, x, y, n, p);
+        else qk_quant_scalar(xk, qk, yk, x, y, n, p);
+    }
+}
+
+/* ---- dequantize ---- */
+
+QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned char *y,
+                            size_t a, size_t b, const qk_dparams *p)
+{
+    if (a >= b) return;
+    qk_dparams q = *p;
+    unsigned per = qd_dper(dk);
+    q.pos = p->pos + a;
+    if (per > 1) {
+        size_t slot = p->phase + a;
+        q.phase = (unsigned)(slot % per);
+        x += qd_goff(per, per == 4 && dk != QK_D_P2 ? 3u : 1u, slot);
+    } else {
+        x += qd_xbytes(dk, a);
+    }
+    qk_dequant_scalar(dk, ok, x, y + a * (ok == QK_O_E8M0 ? 1u : qd_osize(ok)), b - a, &q);
+}
+
+QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
+
+/* QV_W values: integer codes minus the zero point, exact, one rounding to float32, one
+ * product; or float codes decoded exactly, minus a float zero point (nf = -zf), times the
+ * scale, a NaN x keeping its NaN (as scalar.c). */
+QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, int has_zf, const unsigned char *x, vf s,
+                     vi z, vf nf)
+{
+    if (!qd_float_in(dk))
+        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, x), z)), s);
+    vf d;
+    if (dk == QK_D_F16 || dk == QK_D_BF16) {
+        d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
+    } else {
+        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x)
+               : dk == QK_D_PE2M3 || dk == QK_D_PE3M2 ? qv_load6(x)
+               : qv_load_codes(QK_D_B8, 8, 0, x);
+        d = qv_from_fp(c, qd_dfmt(dk));
+    }
+    if (has_zf) d = qv_add_f(d, nf);
+    else if (dk == QK_D_BF16) d = qv_quiet_nan(d);   /* as the subtraction would */
+    return qv_keep_nan(d, qv_mul(d, s));
+}
+
+QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, int has_zf,
+                         const unsigned char *x, unsigned char *y, const qd_pv *pv)
+{
+    for (int v = 0; v < 4; v++)
+        qv_store_out(ok, y + v * QV_W * qd_osize(ok),
+                     qd_dvec(dk, bits, sgn, has_zf, x + qd_xbytes(dk, v * QV_W), pv->s[v],
+                             pv->z[v], qv_mul(pv->f[v], qv_set1(-1.0f))));
+}
+
+/* The body of a run, as qd_qbody. */
+QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, int has_zf,
+                          const unsigned char *x, unsigned char *y, size_t mt, int ovl,
+                          qd_src *c, unsigned need, int stream)
+{
+    size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U;
+    qd_pv pv;
+    if (c->mode == QD_UNI) {
+        size_t t0 = 0, nt1 = 0, i0, end;
+        int pre;
+        qd_src_next(c, need, &pv);
+        /* float32 results from the first cache line on (the chunks before rewrite it):
+         * numpy's arrays are 16-byte aligned, and a store split over two cache lines costs
+         * half as much again on some cores; with stream, the aligned middle is streamed */
+        if (ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
+            t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
+            if ((QV_W < 8 && !stream) || t0 % 4) t0 = 0;   /* (whole groups of packed input) */
+        }
+        if (stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
+            nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+        union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
+        for (pre = t0 > 0;;) {
+            unsigned char *d = y + i * os;
+            int tobuf = !pre && i < nt1;
+            end = pre ? t0 : tobuf ? i + QD_NT : mt;
+            if (tobuf) d = buf.b;
+            for (i0 = i; pre ? i < end : end - i >= QD_U; i += QD_U)
+                qd_dchunk(dk, ok, bits, sgn, has_zf, x + qd_xbytes(dk, i), d + (i - i0) * os,
+                          &pv);
+            if (tobuf)
+                for (size_t b = 0; b < QD_NT * os; b += 64)
+                    qv_stream64(y + i0 * os + b, buf.b + b);
+            if (pre) { pre = 0; i = t0; continue; }
+            if (i < nt1) continue;
+            if (i >= mt || !ovl) return i;
+            i = mt - QD_U;
+        }
+    }
+    for (;;) {
+        for (; i < m; i += QD_U) {
+            qd_src_next(c, need, &pv);
+            qd_dchunk(dk, ok, bits, sgn, has_zf, x + qd_xbytes(dk, i), y + i * os, &pv);
+        }
+        if (!ovl || m == mt) return m;
+        i = mt - QD_U;
+        qd_src_seek(c, c->j - m + i);
+        m = mt;
+    }
+}
+
+QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int has_zf, const void *xv,
+                       void *yv, size_t n, const qk_dparams *p)
+{
+    const unsigned char *x = (const unsigned char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
+    size_t a = per > 1 ? (per - p->phase % per) % per : 0, os = qd_osize(ok), done = 0;
+    if (a > n) a = n;
+    size_t mt = (n - a) / per * per;
+    unsigned need = QD_S | (qd_float_in(dk) ? (has_zf ? QD_F : 0u) : QD_Z);
+    qd_dscalar(dk, ok, x, y, 0, a, p);
+    if (mt >= QD_U) {
+        qd_src c;
+        int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y, n * os);
+        c.s = p->scale; c.r = NULL; c.f = p->zpf; c.z = p->zp;
+        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
+        done = qd_dbody(dk, ok, bits, sgn, has_zf,
+                        x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
+                        y + a * os, mt, ovl, &c, need, p->stream);
+    }
+    qd_dscalar(dk, ok, x, y, a + done, n, p);
+}
+
+/* int32 / uint32 codes (AMD Quark) -> float32: one entry per stretch, as qd_quark. */
+QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *p)
+{
+    const unsigned char *x = (const unsigned char *)xv;
+    float *y = (float *)yv;
+    for (size_t a = 0, len; a < n; a += len) {
+        size_t e = QK_QENTRY(p, a, &len), i = a;
+        if (len > n - a) len = n - a;
+        if (len >= QD_U) {
+            qv_dkc kc = qv_b32_init(p, e);
+            for (; a + len - i >= QV_W; i += QV_W) qv_storeu_f(y + i, qv_b32_dvec(x + 4 * i, &kc));
+        }
+        qd_dscalar(QK_D_B32, QK_O_F32, x, (unsigned char *)y, i, a + len, p);
+    }
+}
+
+/* Loops of their own for 8-bit codes by signedness, the other integer codes (bits and
+ * signedness read at run time) and float codes with and without a zero point. */
+QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+{
+    if (n == 0) return;
+    if (dk == QK_D_B32) {
+        qd_deq_b32(x, y, n, p);
+    } else if (qd_float_in(dk)) {
+        if (p->zpf) qd_deq2(dk, ok, 8, 0, 1, x, y, n, p);
+        else qd_deq2(dk, ok, 8, 0, 0, x, y, n, p);
+    } else if (dk == QK_D_B8 && p->bits >= 8) {
+        if (p->is_signed) qd_deq2(dk, ok, 8, 1, 0, x, y, n, p);
+        else qd_deq2(dk, ok, 8, 0, 0, x, y, n, p);
+    } else {
+        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
+        qd_deq2(dk, ok, bits, p->is_signed != 0, 0, x, y, n, p);
+    }
+}
+
+/* ---- table entries: registry.def, through QK_ENTRIES ---- */
+
+#define QD_QFN(name, xk, qk, yk) \
+    static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
+    { qd_quant(xk, qk, yk, x, y, n, p); }
+#define QD_DFN(name, dk, ok) \
+    static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
+    { qd_deq(dk, ok, x, y, n, p); }
+#define QD_QSET(name, xk, qk, yk) .quant[xk][qk][yk] = name,
+#define QD_DSET(name, dk, ok) .dequant[dk][ok] = name,
+
+#endif

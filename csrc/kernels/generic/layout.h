@@ -1,0 +1,226 @@
+/* Where a run's parameter entries come from, chunk by chunk (driver.h).
+ *
+ * A chunk is QD_U = 4 QV_W consecutive elements; its parameters are one vector per QV_W
+ * elements (qd_pv). The run's layout (kernels.h) decides how they are found, once per run:
+ *   QD_UNI   the whole body uses one entry: broadcast once, the loop keeps it in registers;
+ *   QD_SEG   entries are constant over segments of at least QV_W elements (per-axis, blocks
+ *            along the last axis): the current entry broadcast, a vector that crosses into
+ *            the next segment blends the two (at most one boundary per vector);
+ *   QD_KROW  entries vary along rows of K >= QV_W elements (per-axis on the last axis,
+ *            blocks along an outer axis): vectors load the row of entries, a vector that
+ *            crosses into the next row splices the end of one row of entries with the start
+ *            of the next (the arrays are padded, kernels.h);
+ *   QD_EXP   anything else (segments or rows shorter than a vector): entries expanded per
+ *            element, QD_EXPN at a time, into stack arrays.
+ * Positions are absolute (j = pos + i); the state moves forward only, one chunk per call. */
+#ifndef QSIMD_GENERIC_LAYOUT_H
+#define QSIMD_GENERIC_LAYOUT_H
+
+#define QD_U (4 * QV_W)
+#define QD_EXPN 256   /* elements per expansion (a multiple of every QD_U) */
+
+enum { QD_UNI, QD_SEG, QD_KROW, QD_EXP };
+/* parameter arrays a kernel reads: scale, reciprocal, integer zero point, float zero point */
+enum { QD_S = 1, QD_R = 2, QD_Z = 4, QD_F = 8 };
+
+typedef struct qd_pv {
+    vf s[4], r[4], f[4];
+    vi z[4];
+} qd_pv;
+
+typedef struct qd_src {
+    int mode;
+    const float *s, *r, *f;
+    const int32_t *z;
+    size_t blk, row, erow, kdim, ebase;
+    size_t j;                   /* absolute position of the next chunk */
+    size_t e, segend, rowend;   /* SEG: entry, end of its segment, end of its row */
+    size_t kend, prow, rowbase, gleft, rleft;   /* KROW: end of the K-row, its entries */
+    vf cs, cr, cf;              /* SEG: the current entry, broadcast */
+    vi cz;
+    size_t xend, jend;          /* EXP: end of the expanded window, of the body */
+    float sb[QD_EXPN], rb[QD_EXPN], fb[QD_EXPN];
+    int32_t zb[QD_EXPN];
+} qd_src;
+
+QD_INLINE void qd_seg_load(qd_src *c)
+{
+    size_t e = c->e - c->ebase;
+    c->cs = qv_set1(c->s[e]);
+    c->cr = qv_set1(c->r ? c->r[e] : 1.0f);
+    c->cf = qv_set1(c->f ? c->f[e] : 0.0f);
+    c->cz = qv_set1_i(c->z ? c->z[e] : 0);
+}
+
+/* The next segment: the next entry, or the first of the next row (loaded only when the
+ * body goes on: the arrays end with the run). */
+QD_INLINE void qd_seg_next(qd_src *c)
+{
+    size_t end = c->segend;
+    if (end == c->rowend) {
+        c->e = (c->rowend / c->row) * c->erow;
+        c->rowend += c->row;
+    } else {
+        c->e++;
+    }
+    c->segend = end + c->blk < c->rowend ? end + c->blk : c->rowend;
+    if (end < c->jend) qd_seg_load(c);
+}
+
+/* KROW: the entries of the K-row starting at absolute position t (a multiple of K). */
+static void qd_krow_at(qd_src *c, size_t t)
+{
+    size_t K = c->kdim, r = t / K, per = c->row ? c->row / K : (size_t)-1, g = c->blk / K;
+    size_t in = r % per;   /* K-rows since the start of the row (L1) */
+    c->kend = t + K;
+    c->rowbase = (c->row ? r / per * c->erow : 0);
+    c->prow = c->rowbase + in / g * K - c->ebase;
+    c->gleft = g - in % g;
+    c->rleft = per - in;
+}
+
+QD_INLINE void qd_krow_next(qd_src *c)
+{
+    c->kend += c->kdim;
+    if (--c->rleft == 0) {   /* the next row (L1) starts a new group */
+        c->rowbase += c->erow;
+        c->prow = c->rowbase - c->ebase;
+        c->rleft = c->row / c->kdim;
+        c->gleft = c->blk / c->kdim;
+    } else if (--c->gleft == 0) {
+        c->prow += c->kdim;
+        c->gleft = c->blk / c->kdim;
+    }
+}
+
+/* Entries of [c->j, c->j + QD_EXPN) into the stack arrays. */
+QD_NOINLINE void qd_exp_fill(qd_src *c)
+{
+    size_t len, n = c->jend - c->j < QD_EXPN ? c->jend - c->j : QD_EXPN;
+    for (size_t i = 0; i < n; i += len) {
+        size_t e = qk_entry(c->blk, c->j + i, c->row, c->erow, c->kdim, c->ebase, 0, &len);
+        if (len > n - i) len = n - i;
+        for (size_t k = i; k < i + len; k++) {
+            c->sb[k] = c->s[e];
+            c->rb[k] = c->r ? c->r[e] : 1.0f;
+            c->fb[k] = c->f ? c->f[e] : 0.0f;
+            c->zb[k] = c->z ? c->z[e] : 0;
+        }
+    }
+    c->xend = c->j + QD_EXPN;
+}
+
+/* Moves to absolute position j (the mode stays). */
+static void qd_src_seek(qd_src *c, size_t j)
+{
+    size_t len;
+    c->j = j;
+    c->xend = j;   /* EXP: nothing expanded yet */
+    if (c->mode == QD_KROW) {
+        qd_krow_at(c, j / c->kdim * c->kdim);
+    } else if (c->mode != QD_EXP) {
+        c->e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
+        c->segend = j + len;
+        c->rowend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
+        qd_seg_load(c);
+    }
+}
+
+/* Starts at absolute position j for a body of m elements: picks the mode. */
+static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t kdim,
+                        size_t ebase, size_t j, size_t m)
+{
+    size_t len, tail;
+    c->blk = blk ? blk : 1;
+    c->row = row;
+    c->erow = erow;
+    c->kdim = kdim > 1 ? kdim : 1;
+    c->ebase = ebase;
+    c->jend = j + m;
+    tail = row ? row % c->blk : 0;
+    if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
+    else if (qk_entry(c->blk, j, row, erow, 1, 0, 0, &len), len >= m) c->mode = QD_UNI;
+    else if (c->blk >= QV_W && (tail == 0 || tail >= QV_W)) c->mode = QD_SEG;
+    else c->mode = QD_EXP;
+    qd_src_seek(c, j);
+}
+
+/* A chunk that crosses a segment or row boundary, or EXP: out of line, one copy for every
+ * table entry of the file. */
+QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
+{
+    size_t j = c->j - QD_U;
+    if (c->mode == QD_SEG) {
+        for (int v = 0; v < 4; v++, j += QV_W) {
+            if (j + QV_W <= c->segend) {
+                pv->s[v] = c->cs; pv->r[v] = c->cr; pv->f[v] = c->cf; pv->z[v] = c->cz;
+                if (j + QV_W == c->segend) qd_seg_next(c);
+            } else {   /* k lanes of this segment, the rest of the next */
+                unsigned k = (unsigned)(c->segend - j);
+                vf s = c->cs, r = c->cr, f = c->cf;
+                vi z = c->cz;
+                qd_seg_next(c);
+                pv->s[v] = qv_blend_f(s, c->cs, k);
+                pv->r[v] = qv_blend_f(r, c->cr, k);
+                pv->f[v] = qv_blend_f(f, c->cf, k);
+                pv->z[v] = qv_blend_i(z, c->cz, k);
+            }
+        }
+    } else if (c->mode == QD_KROW) {
+        for (int v = 0; v < 4; v++, j += QV_W) {
+            size_t p = c->prow + (j - (c->kend - c->kdim)), q = p;
+            unsigned n = QV_W;
+            if (j + QV_W > c->kend) {   /* the end of this row of entries, then the next */
+                n = (unsigned)(c->kend - j);
+                qd_krow_next(c);
+                q = c->prow;
+            }
+            pv->s[v] = qv_splice_f(qv_loadu_f(c->s + p), qv_loadu_f(c->s + q), n);
+            pv->r[v] = c->r ? qv_splice_f(qv_loadu_f(c->r + p), qv_loadu_f(c->r + q), n)
+                            : qv_set1(1.0f);
+            pv->f[v] = c->f ? qv_splice_f(qv_loadu_f(c->f + p), qv_loadu_f(c->f + q), n)
+                            : qv_set1(0.0f);
+            pv->z[v] = c->z ? qv_splice_i(qv_loadu_i(c->z + p), qv_loadu_i(c->z + q), n)
+                            : qv_set1_i(0);
+            if (n == QV_W && j + QV_W == c->kend) qd_krow_next(c);
+        }
+    } else {
+        if (j + QD_U > c->xend) {   /* EXP: chunks start on multiples of QD_U from the window */
+            c->j = j;
+            qd_exp_fill(c);
+            c->j = j + QD_U;
+        }
+        size_t o = QD_EXPN - (c->xend - j);
+        for (int v = 0; v < 4; v++, o += QV_W) {
+            pv->s[v] = qv_loadu_f(c->sb + o);
+            pv->r[v] = qv_loadu_f(c->rb + o);
+            pv->f[v] = qv_loadu_f(c->fb + o);
+            pv->z[v] = qv_loadu_i(c->zb + o);
+        }
+    }
+}
+
+/* The parameters of the chunk at c->j, then c->j moves past it. Inline: one entry for the
+ * whole chunk, or a chunk inside one row of entries; the rest is qd_src_slow's. */
+QD_INLINE void qd_src_next(qd_src *c, unsigned need, qd_pv *pv)
+{
+    size_t j = c->j;
+    c->j = j + QD_U;
+    if (c->mode == QD_UNI || (c->mode == QD_SEG && j + QD_U < c->segend)) {
+        for (int v = 0; v < 4; v++) {
+            pv->s[v] = c->cs; pv->r[v] = c->cr; pv->f[v] = c->cf; pv->z[v] = c->cz;
+        }
+    } else if (c->mode == QD_KROW && j + QD_U < c->kend) {
+        size_t p = c->prow + (j - (c->kend - c->kdim));
+        for (int v = 0; v < 4; v++, p += QV_W) {
+            if (need & QD_S) pv->s[v] = qv_loadu_f(c->s + p);
+            if (need & QD_R) pv->r[v] = qv_loadu_f(c->r + p);
+            if (need & QD_F) pv->f[v] = c->f ? qv_loadu_f(c->f + p) : qv_set1(0.0f);
+            if (need & QD_Z) pv->z[v] = c->z ? qv_loadu_i(c->z + p) : qv_set1_i(0);
+        }
+    } else {
+        qd_src_slow(c, pv);
+    }
+}
+
+#endif
