@@ -12,6 +12,8 @@
 #define QV_ISA avx2
 #define QV_FMA 1
 #define QV_F16 1
+#define QV_FP 1        /* float8 / float6 / float4 outputs and inputs */
+#define QV_QUARK 1     /* AMD Quark's 32-bit and half-precision types */
 #define QV_F6 1        /* qv_to_f6 / qv_f6_rec: float6 codes by the hardware's rounding */
 #define QV_FP8_REC 0   /* float8 divides: the integer conversion is port-bound, vdivps runs beside */
 

@@ -1,5 +1,5 @@
-/* AVX-512 (F, BW, DQ, VL) kernels: 16 float32 lanes, narrowing with vpmovdb / vpmovdw. The
- * run drivers live in x86_template.h; this file is only the vector layer.
+/* AVX-512 (F, BW, DQ, VL) kernels: the vector layer of the generic driver (generic/driver.h)
+ * over 16 float32 lanes, narrowing with vpmovdb / vpmovdw.
  *
  * Built with -DQSIMD_TEST_SIMDE (C parity test only) it uses SIMDe's emulation instead of
  * the real instructions, so that it can be checked on a CPU without AVX-512; the table is
@@ -18,36 +18,50 @@
 #include "x86_bytes.h"
 
 #define QV_W 16
-#define QV_ISA avx512   /* table entries are named avx512_... (QT_N in x86_bytes.h) */
-#define QV_HAVE_F6 1   /* qv_to_f6: float6 codes by the hardware's rounding */
-#define QV_HAVE_F6R 1  /* qv_f6_rec: float6 codes of the reciprocal form, negated reciprocal */
-#define QV_FP8_REC 1   /* float8 of float32 x by the reciprocal form (x86_fp8.h) */
-#define QV_HAVE_F16C 1
-#define QV_HAVE_FMA 1   /* the exact reciprocal form of the quotient (x86_template.h) */
+#define QV_ISA avx512
+#define QV_FMA 1
+#define QV_F16 1
+#define QV_FP 1
+#define QV_QUARK 1
+#define QV_F6 1        /* qv_to_f6 / qv_f6_rec: float6 codes by the hardware's rounding */
+#define QV_FP8_REC 1   /* float8 of float32 x by the reciprocal form and a table conversion */
 
 typedef __m512 vf;
 typedef __m512i vi;
-typedef __m128i vm;   /* byte-output mask, as bytes */
 
 static inline vf qv_set1(float f) { return _mm512_set1_ps(f); }
 static inline vi qv_set1_i(int32_t v) { return _mm512_set1_epi32(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm512_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm512_storeu_ps(p, v); }
-static inline void qv_storeu_i(int32_t *p, vi v) { _mm512_storeu_si512((void *)p, v); }
-static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf qv_add_f(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
-static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }
-static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }
-static inline vi qv_cvt(vf a) { return _mm512_cvtps_epi32(a); }   /* MXCSR: nearest-even */
-static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
-static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
-static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
-static inline vm qv_mask(uint32_t m) { return _mm_set1_epi8((char)m); }
+static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }   /* a < b ? a : b */
+static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }   /* a > b ? a : b */
 static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }    /* a*b+c */
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
-static inline vi qv_max_i(vi a, vi b) { return _mm512_max_epi32(a, b); }
-static inline vi qv_min_i(vi a, vi b) { return _mm512_min_epi32(a, b); }
+static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
+
+/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+static inline __mmask16 qv_below(unsigned k) { return (__mmask16)((1u << k) - 1u); }
+static inline vi qv_blend_i(vi a, vi b, unsigned k) { return _mm512_mask_blend_epi32(qv_below(k), b, a); }
+static inline vf qv_blend_f(vf a, vf b, unsigned k) { return _mm512_mask_blend_ps(qv_below(k), b, a); }
+static inline __m512i qv_shift_idx(unsigned k)
+{
+    return _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                               11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32((int)k)), _mm512_set1_epi32(15));
+}
+static inline vi qv_splice_i(vi a, vi b, unsigned k)
+{
+    return qv_blend_i(a, _mm512_permutexvar_epi32(qv_shift_idx(k), b), k);
+}
+static inline vf qv_splice_f(vf a, vf b, unsigned k)
+{
+    return qv_blend_f(a, _mm512_permutexvar_ps(qv_shift_idx(k), b), k);
+}
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -78,74 +92,66 @@ static inline vf qv_round_bf16(vf v)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
 }
 
-/* Codes are within [qmin, qmax] (the clamp made sure): truncating narrowing keeps their
- * low bits, which are what the outputs hold. */
-static inline void qv_store1(int yk, void *y, vi r, vm mask)
+/* The quotient's bounds and conversions, as avx2.c's. */
+static inline vf qv_bound_x(vf n, vf xl) { return _mm512_min_ps(xl, n); }
+static inline vi qv_cvt_a(vf q, int mayinf)
+{
+    return _mm512_cvtps_epi32(mayinf ? _mm512_min_ps(_mm512_set1_ps(131072.0f), q) : q);
+}
+static inline vi qv_cvt_raw(vf q) { return qv_cvt_a(q, 1); }
+
+/* Integer stores of 4 QV_W raw codes with zero points, as avx2.c's. */
+typedef struct qv_qc {
+    __m512i qmin16, cap, flip, lo, hi;
+    int how;   /* 0: full uint8 range, 1: full int8 range, 2: general */
+} qv_qc;
+
+static inline qv_qc qv_qc_init(int32_t qmin, int32_t qmax, uint32_t mask)
+{
+    qv_qc c;
+    c.qmin16 = _mm512_set1_epi16((short)qmin);
+    c.cap = _mm512_set1_epi8((char)(qmax - qmin));
+    c.flip = _mm512_set1_epi8((char)((uint32_t)-qmin & mask));
+    c.lo = _mm512_set1_epi32(qmin);
+    c.hi = _mm512_set1_epi32(qmax);
+    c.how = qmax - qmin != 255 ? 2 : qmin ? 1 : 0;
+    return c;
+}
+
+static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], const qv_qc *k)
 {
     if (yk == QK_Y_B16) {
-        _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi32_epi16(r));
+        for (int v = 0; v < 4; v++) {
+            __m512i t = _mm512_max_epi32(c[v], _mm512_sub_epi32(k->lo, z[v]));
+            t = _mm512_add_epi32(_mm512_min_epi32(t, _mm512_sub_epi32(k->hi, z[v])), z[v]);
+            _mm256_storeu_si256((__m256i *)y + v, _mm512_cvtepi32_epi16(t));
+        }
         return;
     }
-    __m128i b = _mm_and_si128(_mm512_cvtepi32_epi8(r), mask);
-    if (yk == QK_Y_B8) _mm_storeu_si128((__m128i *)y, b);
-    else if (yk == QK_Y_P4) _mm_storel_epi64((__m128i *)y, qx_pack4(b));
-    else qx_store32(y, qx_pack2(b));
-}
-
-static inline void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
-{
-    unsigned char *o = (unsigned char *)y;
-    size_t step = yk == QK_Y_B8 ? 16 : yk == QK_Y_B16 ? 32 : yk == QK_Y_P4 ? 8 : 4;
-    qv_store1(yk, o, r0, mask);
-    qv_store1(yk, o + step, r1, mask);
-    qv_store1(yk, o + 2 * step, r2, mask);
-    qv_store1(yk, o + 3 * step, r3, mask);
-}
-
-/* The exact reciprocal form's store for byte kinds (x86_template.h; avx2.c says how the
- * biased zero points za / zb, cap and flip work): one pack to bytes and one permutation for 64
- * codes instead of a narrowing per 16. */
-static inline vi qv_set1_w(int v) { return _mm512_set1_epi16((short)v); }
-static inline vi qv_set1_b(int v) { return _mm512_set1_epi8((char)v); }
-/* Lane i = e[i >> lg] (lg = 1..3: entries of 2, 4 or 8 elements), reading only the
- * 16 >> lg entries needed. */
-static inline vf qv_rep_f(const float *e, unsigned lg)
-{
-    __m512i idx = _mm512_srl_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                                     13, 14, 15), _mm_cvtsi32_si128((int)lg));
-    return _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps((__mmask16)((1u << (16 >> lg)) - 1u),
-                                                            e));
-}
-static inline vi qv_rep_i(const int32_t *e, unsigned lg)
-{
-    __m512i idx = _mm512_srl_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                                     13, 14, 15), _mm_cvtsi32_si128((int)lg));
-    return _mm512_permutexvar_epi32(
-        idx, _mm512_maskz_loadu_epi32((__mmask16)((1u << (16 >> lg)) - 1u), e));
-}
-static inline vi qv_pack_w(vi a, vi b) { return _mm512_packs_epi32(a, b); }   /* int32 -> int16 lanes */
-static inline void qv_store4_lean(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vi za, vi zb,
-                                  vi cap, vi flip, int how)
-{
-    __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), za);
-    __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), zb);
+    __m512i za = _mm512_packs_epi32(z[0], z[1]), zb = _mm512_packs_epi32(z[2], z[3]);
+    if (k->how != 1) {
+        za = _mm512_sub_epi16(za, k->qmin16);
+        zb = _mm512_sub_epi16(zb, k->qmin16);
+    }
+    __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), za);
+    __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), zb);
     __m512i p;
-    if (how == 1) {   /* QT_LEAN_SIGNED: za, zb hold the zero point itself */
+    if (k->how == 1) {
         p = _mm512_packs_epi16(a, b);
     } else {
         p = _mm512_packus_epi16(a, b);
-        if (how == 2) p = _mm512_xor_si512(_mm512_min_epu8(p, cap), flip);   /* QT_LEAN_FULL */
+        if (k->how == 2) p = _mm512_xor_si512(_mm512_min_epu8(p, k->cap), k->flip);
     }
-    /* 128-bit lane k holds r0..r3's elements 4k..4k+3 as dwords: gather each r's four */
-    __m512i c = _mm512_permutexvar_epi32(
+    /* 128-bit lane k holds c0..c3's elements 4k..4k+3 as dwords: gather each c's four */
+    __m512i o = _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
     if (yk == QK_Y_B8) {
-        _mm512_storeu_si512(y, c);
+        _mm512_storeu_si512(y, o);
     } else if (yk == QK_Y_P4) {   /* c0 + 16 c1 per byte pair, then one byte per word */
-        __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x1001));
+        __m512i w = _mm512_maddubs_epi16(o, _mm512_set1_epi16(0x1001));
         _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi16_epi8(w));
     } else {                      /* (c0 + 4 c1) + 16 (c2 + 4 c3) per four bytes */
-        __m512i w = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x0401));
+        __m512i w = _mm512_maddubs_epi16(o, _mm512_set1_epi16(0x0401));
         __m512i d = _mm512_madd_epi16(w, _mm512_set1_epi32(0x00100001));
         _mm_storeu_si128((__m128i *)y, _mm512_cvtepi32_epi8(d));
     }
@@ -198,9 +204,7 @@ static inline void qv_store_out(int ok, void *y, vf v)
         _mm256_storeu_si256((__m256i *)y, _mm512_cvtepi32_epi16(qv_bf16_bits(v)));
 }
 
-/* ---- float8 / float4 (x86_fp8.h); the same steps as convert.h and avx2.c ---- */
-
-static inline vf qv_add_f(vf a, vf b) { return _mm512_add_ps(a, b); }
+/* ---- float8 / float4 / float6 ---- */
 
 /* float8 e4m3fn / e5m2 codes by the float6 method (qv_f6_rec): t = |q| clamped to the
  * largest value the overflow rule keeps (saturating: the largest finite; otherwise the first
@@ -324,7 +328,7 @@ static inline void qv_stream64(void *y, const void *src)
 #endif
 }
 
-/* float6 codes (x86_fp8.h): |qm| rounded to float6 with the hardware's round-to-nearest-even
+/* float6 codes (driver.h): |qm| rounded to float6 with the hardware's round-to-nearest-even
  * instead of integer steps. t = min(|qm|, max) saturates (inf, huge and NaN give max); each
  * lane is scaled by 2^(m - E), E = max(exponent of t, emin), a power of two and so exact,
  * which makes the float6 quantum of t's binade the unit; the rounded integer k plus
@@ -349,7 +353,7 @@ static inline vi qv_to_f6(vf qm, vf qs, int fmt)
                                           _mm512_set1_epi32(0x20), 0x22);   /* ~sg & 0x20 */
 }
 
-/* float6 codes of x / s by the exact reciprocal form (x86_fp8.h), rn = -1/s: the negated
+/* float6 codes of x / s by the exact reciprocal form (driver.h), rn = -1/s: the negated
  * q0n = x rn, en = x + q0n s (exact) and q1n = q0n + en rn (-q1, as RN is symmetric) cost what
  * the plain form does and give the sign rule without a NaN test: the code's sign bit is the
  * complement of q0n's sign, both for numbers (q0n has the quotient's opposite sign, also for
@@ -391,7 +395,8 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
         c = _mm512_ternarylogic_epi32(c, _mm512_srli_epi32(_mm512_castps_si512(q0n), 26),
                                       _mm512_set1_epi32(0x20), 0xf2);
     }
-    return _mm512_castps_si512(_mm512_add_ps(t, _mm512_castsi512_ps(c)));
+    __m512i w = _mm512_castps_si512(_mm512_add_ps(t, _mm512_castsi512_ps(c)));
+    return q0 ? w : _mm512_and_si512(w, _mm512_set1_epi32(0x3f));   /* clean codes */
 }
 
 /* 4 QV_W float6 codes (low 6 bits of each lane's low word: clean codes or qv_f6_rec's) -> 48
@@ -400,11 +405,12 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
  * qv_f6_rec's high bits) and two the high words of s (bit 15 their sign), which the packs
  * turn into bytes alike: lane k of 128 bits holds codes 8k..8k+7 and 32+8k..32+8k+7. Each
  * dword's 4 codes become 24 bits (maddubs, madd), a byte shuffle keeps each lane's 12 bytes,
- * two runs of 6 = 3 words, and a word permutation puts the runs in order. full: 64 bytes are
- * written (the last 16 are junk that the next call overwrites). */
-static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3, vi s0, vi s1,
-                               vi s2, vi s3, int full)
+ * two runs of 6 = 3 words, and a word permutation puts the runs in order. (48 bytes; the
+ * full 64-byte store is kept for reference.) */
+static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
 {
+    const int full = 0;
+    vi r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
     const __m512i lo = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36,
                                         34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8,
                                         6, 4, 2, 0);
@@ -434,7 +440,7 @@ static inline void qv_store6_4(unsigned char *y, vi r0, vi r1, vi r2, vi r3, vi 
     }
 }
 
-/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (x86_fp8.h) */
+/* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (driver.h) */
 static inline vf qv_fix_recip(vf q1, vf q0)
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q1, _mm512_setzero_ps(), _CMP_EQ_UQ), q1, q0);
@@ -478,8 +484,80 @@ static inline vi qv_load6(const unsigned char *x)
     return _mm512_and_si512(g, _mm512_set1_epi32(0x3f));
 }
 
-#include "x86_fp8.h"
-#include "x86_quark.h"
-#include "x86_template.h"
+/* ---- AMD Quark's types, as avx2.c's over 16 lanes ---- */
+typedef struct qv_qkc {
+    vf s, zf;
+    __m512d lo, hi, zb;
+    __m512i flip;
+} qv_qkc;
+typedef qv_qkc qv_dkc;
 
-QT_TABLE(QK_AVX512_TABLE, "avx512");
+static inline qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+{
+    qv_qkc k;
+    int64_t zp = p->zp64 ? p->zp64[e] : 0;
+    int u = p->qmin64 >= 0;
+    k.s = _mm512_set1_ps(p->scale[e]);
+    k.zf = _mm512_set1_ps(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
+    k.lo = _mm512_set1_pd((double)(p->qmin64 - zp));
+    k.hi = _mm512_set1_pd((double)(p->qmax64 - zp));
+    k.zb = _mm512_set1_pd((double)zp - (u ? 2147483648.0 : 0.0));   /* exact: |zp| <= 2^32 */
+    k.flip = _mm512_set1_epi32(u ? (int)0x80000000u : 0);
+    return k;
+}
+
+static inline __m256i qv_b32_half(__m512d d, const qv_qkc *k)
+{
+    d = _mm512_min_pd(_mm512_max_pd(d, k->lo), k->hi);
+    d = _mm512_roundscale_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_cvtpd_epi32(_mm512_add_pd(d, k->zb));
+}
+
+static inline void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+{
+    if (yk == QK_Y_B32) {
+        __m256i lo = qv_b32_half(_mm512_cvtps_pd(_mm512_castps512_ps256(q)), k);
+        __m256i hi = qv_b32_half(_mm512_cvtps_pd(_mm256_castpd_ps(
+                                     _mm512_extractf64x4_pd(_mm512_castps_pd(q), 1))), k);
+        __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        _mm512_storeu_si512(y, _mm512_xor_si512(c, k->flip));
+    } else {
+        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, _mm512_add_ps(q, k->zf));
+    }
+}
+
+static inline qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+{
+    qv_dkc k;
+    int64_t zp = p->zp64 ? p->zp64[e] : 0;
+    k.s = _mm512_set1_ps(p->scale[e]);
+    k.flip = _mm512_set1_epi32(p->is_signed ? 0 : (int)0x80000000u);   /* x - 2^31 as int32 */
+    k.zb = _mm512_set1_pd((p->is_signed ? 0.0 : 2147483648.0) - (double)zp);   /* exact */
+    k.lo = k.hi = k.zb;
+    k.zf = k.s;
+    return k;
+}
+
+static inline vf qv_b32_dvec(const void *x, const qv_dkc *k)
+{
+    __m512i c = _mm512_xor_si512(_mm512_loadu_si512(x), k->flip);
+    __m256 a = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(c)), k->zb));
+    __m256 b = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(c, 1)),
+                                             k->zb));
+    return _mm512_mul_ps(_mm512_castpd_ps(_mm512_insertf64x4(
+                             _mm512_castps_pd(_mm512_castps256_ps512(a)), _mm256_castps_pd(b), 1)),
+                         k->s);
+}
+
+#include "generic/driver.h"
+#include "generic/minmax.h"
+
+#define QK_ENTRY_avx512(kind, ...) QD_##kind##FN(__VA_ARGS__)
+#include "generic/registry.def"
+#undef QK_ENTRY_avx512
+#define QK_ENTRY_avx512(kind, ...) QD_##kind##SET(__VA_ARGS__)
+const qk_table QK_AVX512_TABLE = {
+    .name = "avx512",
+#include "generic/registry.def"
+    .minmax_f32 = QD_N(minmax),
+};

@@ -1,41 +1,57 @@
-/* SSE4.1 kernels: 4 float32 lanes. No F16C at this level, so every float16 entry is left
- * to the scalar table; bfloat16 is done with integer operations. The run drivers live in
- * x86_template.h; this file is only the vector layer. */
+/* SSE4.1 kernels: the vector layer of the generic driver (generic/driver.h) over 4 float32
+ * lanes. No FMA at this level (the quotient divides: an exact residual without it would cost
+ * more than divps) and no F16C (float16 entries stay with the scalar table); bfloat16 is done
+ * with integer operations. Only the integer rows are listed (registry.def): float8 / float4
+ * and AMD Quark's types are rare on CPUs without AVX2. */
 #include <immintrin.h>
 
 #include "kernels.h"
 #include "x86_bytes.h"
 
 #define QV_W 4
-#define QV_ISA sse41   /* table entries are named sse41_... (QT_N in x86_bytes.h) */
-#define QV_HAVE_F16C 0
-/* bfloat16 outputs of integer dequantization and bfloat16 inputs of quantization: scalar.c
- * (x86_template.h; rare on CPUs without AVX2, 33 KB of code) */
-#define QV_BF16_OUT 0
-#define QV_BF16_IN 0
-/* No FMA at this level: an exact residual x - q*s would need a split product and a
- * compensated sum (about 20 operations), no faster than divps, so the quotient divides. */
-#define QV_HAVE_FMA 0
+#define QV_ISA sse41
+#define QV_FMA 0
+#define QV_F16 0
+#define QV_FP 0
+#define QV_QUARK 0
 
 typedef __m128 vf;
 typedef __m128i vi;
-typedef __m128i vm;   /* byte-output mask, as 16-bit lanes */
 
 QK_ALWAYS_INLINE vf qv_set1(float f) { return _mm_set1_ps(f); }
 QK_ALWAYS_INLINE vi qv_set1_i(int32_t v) { return _mm_set1_epi32(v); }
 QK_ALWAYS_INLINE vf qv_loadu_f(const float *p) { return _mm_loadu_ps(p); }
 QK_ALWAYS_INLINE vi qv_loadu_i(const int32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 QK_ALWAYS_INLINE void qv_storeu_f(float *p, vf v) { _mm_storeu_ps(p, v); }
-QK_ALWAYS_INLINE void qv_storeu_i(int32_t *p, vi v) { _mm_storeu_si128((__m128i *)p, v); }
-QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
+QK_ALWAYS_INLINE vf qv_add_f(vf a, vf b) { return _mm_add_ps(a, b); }
 QK_ALWAYS_INLINE vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
-QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }
-QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }
-QK_ALWAYS_INLINE vi qv_cvt(vf a) { return _mm_cvtps_epi32(a); }   /* MXCSR: nearest-even */
-QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
-QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return _mm_add_epi32(a, b); }
+QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
+QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }   /* a < b ? a : b */
+QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }   /* a > b ? a : b */
 QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return _mm_sub_epi32(a, b); }
-QK_ALWAYS_INLINE vm qv_mask(uint32_t m) { return _mm_set1_epi16((short)m); }
+QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
+
+/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+QK_ALWAYS_INLINE __m128i qv_lanes_below(unsigned k)
+{
+    return _mm_cmpgt_epi32(_mm_set1_epi32((int)k), _mm_setr_epi32(0, 1, 2, 3));
+}
+QK_ALWAYS_INLINE vi qv_blend_i(vi a, vi b, unsigned k) { return _mm_blendv_epi8(b, a, qv_lanes_below(k)); }
+QK_ALWAYS_INLINE vf qv_blend_f(vf a, vf b, unsigned k)
+{
+    return _mm_blendv_ps(b, a, _mm_castsi128_ps(qv_lanes_below(k)));
+}
+QK_ALWAYS_INLINE vi qv_splice_i(vi a, vi b, unsigned k)
+{
+    /* b's bytes moved up by k lanes: byte i takes byte i - 4k (-1: zero) */
+    __m128i idx = _mm_sub_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                               _mm_set1_epi8((char)(4 * k)));
+    return qv_blend_i(a, _mm_shuffle_epi8(b, idx), k);
+}
+QK_ALWAYS_INLINE vf qv_splice_f(vf a, vf b, unsigned k)
+{
+    return _mm_castsi128_ps(qv_splice_i(_mm_castps_si128(a), _mm_castps_si128(b), k));
+}
 
 QK_ALWAYS_INLINE vf qv_load_x(int xk, const void *x)
 {
@@ -59,41 +75,46 @@ QK_ALWAYS_INLINE vf qv_round_bf16(vf v)
     return _mm_blendv_ps(_mm_castsi128_ps(r), v, _mm_cmpunord_ps(v, v));
 }
 
-/* Codes are within [qmin, qmax] (the clamp made sure), so the packs below are exact: to
- * int16 with signed saturation, then the low byte (masked) of each. */
-QK_ALWAYS_INLINE __m128i qv_bytes8(vi r0, vi r1, vm mask)
+/* The true quotient to int32: NaN and everything below int32 give INT_MIN, a quotient
+ * above 2^17 is first bounded there (min keeps NaN as its second operand). */
+QK_ALWAYS_INLINE vi qv_cvt_raw(vf q) { return _mm_cvtps_epi32(_mm_min_ps(_mm_set1_ps(131072.0f), q)); }
+
+/* Integer stores of 4 QV_W raw codes with zero points, as avx2.c's. */
+typedef struct qv_qc {
+    __m128i qmin16, cap, flip, lo, hi;
+} qv_qc;
+
+QK_ALWAYS_INLINE qv_qc qv_qc_init(int32_t qmin, int32_t qmax, uint32_t mask)
 {
-    return _mm_and_si128(_mm_packs_epi32(r0, r1), mask);
+    qv_qc c;
+    c.qmin16 = _mm_set1_epi16((short)qmin);
+    c.cap = _mm_set1_epi8((char)(qmax - qmin));
+    c.flip = _mm_set1_epi8((char)((uint32_t)-qmin & mask));
+    c.lo = _mm_set1_epi32(qmin);
+    c.hi = _mm_set1_epi32(qmax);
+    return c;
 }
 
-QK_ALWAYS_INLINE void qv_store1(int yk, void *y, vi r, vm mask)
+QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], const qv_qc *k)
 {
     if (yk == QK_Y_B16) {
-        __m128i h = _mm_and_si128(r, _mm_set1_epi32(0xffff));
-        _mm_storel_epi64((__m128i *)y, _mm_packus_epi32(h, h));
+        __m128i r[4], ff = _mm_set1_epi32(0xffff);
+        for (int v = 0; v < 4; v++) {
+            __m128i t = _mm_max_epi32(c[v], _mm_sub_epi32(k->lo, z[v]));
+            r[v] = _mm_and_si128(_mm_add_epi32(_mm_min_epi32(t, _mm_sub_epi32(k->hi, z[v])), z[v]), ff);
+        }
+        _mm_storeu_si128((__m128i *)y, _mm_packus_epi32(r[0], r[1]));
+        _mm_storeu_si128((__m128i *)y + 1, _mm_packus_epi32(r[2], r[3]));
         return;
     }
-    __m128i w = qv_bytes8(r, r, mask);
-    __m128i b = _mm_packus_epi16(w, w);
-    if (yk == QK_Y_B8) qx_store32(y, b);
-    else if (yk == QK_Y_P4) qx_store16(y, qx_pack4(b));
-    else *(unsigned char *)y = (unsigned char)_mm_cvtsi128_si32(qx_pack2(b));
-}
-
-QK_ALWAYS_INLINE void qv_store4(int yk, void *y, vi r0, vi r1, vi r2, vi r3, vm mask)
-{
-    if (yk == QK_Y_B16) {
-        __m128i ff = _mm_set1_epi32(0xffff);
-        _mm_storeu_si128((__m128i *)y,
-                         _mm_packus_epi32(_mm_and_si128(r0, ff), _mm_and_si128(r1, ff)));
-        _mm_storeu_si128((__m128i *)y + 1,
-                         _mm_packus_epi32(_mm_and_si128(r2, ff), _mm_and_si128(r3, ff)));
-        return;
-    }
-    __m128i b = _mm_packus_epi16(qv_bytes8(r0, r1, mask), qv_bytes8(r2, r3, mask));
-    if (yk == QK_Y_B8) _mm_storeu_si128((__m128i *)y, b);
-    else if (yk == QK_Y_P4) _mm_storel_epi64((__m128i *)y, qx_pack4(b));
-    else qx_store32(y, qx_pack2(b));
+    __m128i za = _mm_sub_epi16(_mm_packs_epi32(z[0], z[1]), k->qmin16);
+    __m128i zb = _mm_sub_epi16(_mm_packs_epi32(z[2], z[3]), k->qmin16);
+    __m128i a = _mm_adds_epi16(_mm_packs_epi32(c[0], c[1]), za);
+    __m128i b = _mm_adds_epi16(_mm_packs_epi32(c[2], c[3]), zb);
+    __m128i p = _mm_xor_si128(_mm_min_epu8(_mm_packus_epi16(a, b), k->cap), k->flip);
+    if (yk == QK_Y_B8) _mm_storeu_si128((__m128i *)y, p);
+    else if (yk == QK_Y_P4) _mm_storel_epi64((__m128i *)y, qx_pack4(p));
+    else qx_store32(y, qx_pack2(p));
 }
 
 /* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
@@ -142,13 +163,22 @@ QK_ALWAYS_INLINE void qv_store_out(int ok, void *y, vf v)
     }
 }
 
-/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (x86_template.h) */
+/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (driver.h) */
 QK_ALWAYS_INLINE void qv_stream64(void *y, const void *src)
 {
     for (int k = 0; k < 4; k++)
         _mm_stream_si128((__m128i *)y + k, _mm_loadu_si128((const __m128i *)src + k));
 }
 
-#include "x86_template.h"
+#include "generic/driver.h"
+#include "generic/minmax.h"
 
-QT_TABLE(qk_sse41_table, "sse41");
+#define QK_ENTRY_sse41(kind, ...) QD_##kind##FN(__VA_ARGS__)
+#include "generic/registry.def"
+#undef QK_ENTRY_sse41
+#define QK_ENTRY_sse41(kind, ...) QD_##kind##SET(__VA_ARGS__)
+const qk_table qk_sse41_table = {
+    .name = "sse41",
+#include "generic/registry.def"
+    .minmax_f32 = QD_N(minmax),
+};

@@ -1,68 +1,68 @@
-/* The run loop of QuantizeLinear / DequantizeLinear (exec.h): plan runs -> entries -> kernel. */
+/* The run loop of QuantizeLinear / DequantizeLinear (exec.h): one kernel call per piece of
+ * work, described by the plan's layout (kernels.h); the kernel walks the layout itself. */
 #include "exec.h"
 
 #include <stdlib.h>
 
 #include "pool.h"
 
-/* One run with the entries pp holds (pp covers the run's entries). */
-static void exec_run(const qs_exec *e, const qs_run *r, const qs_params *pp)
+/* The plan as a kernel layout: blk, row, erow, kdim (kernels.h). */
+static void layout_of(const qs_plan *p, size_t l[4])
 {
-    size_t off = r->entry - pp->first;
-    size_t g = e->per_byte ? r->start / e->per_byte * e->gbytes : 0;   /* packed group's byte */
-    unsigned phase = e->per_byte ? (unsigned)(r->start % e->per_byte) : 0u;
-    const char *x = e->x + (e->xsize ? r->start * e->xsize : g);
-    char *y = e->y + (e->ysize ? r->start * e->ysize : g);
-    /* the kernel's parameters with pp's arrays, advanced to the run's first entry */
-    if (e->quant) {
-        qk_qparams p = e->qp;
-        p.scale = pp->scale;
-        p.scale64 = pp->scale64;
-        p.zp = pp->zp;
-        p.zp64 = pp->zp64;
-        p.zpf = pp->zpf;
-        p.rscale = pp->rscale;
-        p = qk_qparams_at(&p, off);
-        p.blk = r->blk;
-        p.phase = phase;
-        e->quant(x, y, r->n, &p);
-    } else {
-        qk_dparams p = e->dp;
-        p.scale = pp->scale;
-        p.zp = pp->zp;
-        p.zp64 = pp->zp64;
-        p.zpf = pp->zpf;
-        p = qk_dparams_at(&p, off);
-        p.blk = r->blk;
-        p.phase = phase;
-        e->dequant(x, y, r->n, &p);
+    l[0] = (size_t)-1; l[1] = l[2] = l[3] = 0;   /* per-tensor: one entry */
+    if (p->kind == QS_PER_AXIS && p->inner == 1) {
+        l[3] = p->d;                            /* entry j % D */
+    } else if (p->kind == QS_PER_AXIS) {
+        l[0] = p->inner; l[1] = p->d * p->inner;
+    } else if (p->kind == QS_BLOCKED) {
+        l[0] = p->b * p->inner; l[1] = p->d * p->inner; l[2] = p->s * p->inner;
+        l[3] = p->inner > 1 ? p->inner : 0;
     }
 }
 
-/* Elements [a, b). pp holds every entry, or (chunked) QS_CHUNK_ENTRIES at a time fetched
- * just before the runs that read them: blocks along the last axis, whose entries are never
- * reused, so a call never converts more than a chunk ahead. */
+/* Elements [a, b) with the entries pp holds (all those the elements use). */
+static void exec_run(const qs_exec *e, size_t a, size_t b, const qs_params *pp)
+{
+    size_t l[4], g = e->per_byte ? a / e->per_byte * e->gbytes : 0;   /* packed group's byte */
+    unsigned phase = e->per_byte ? (unsigned)(a % e->per_byte) : 0u;
+    const char *x = e->x + (e->xsize ? a * e->xsize : g);
+    char *y = e->y + (e->ysize ? a * e->ysize : g);
+    layout_of(e->plan, l);
+    if (e->quant) {
+        qk_qparams p = e->qp;
+        p.scale = pp->scale; p.scale64 = pp->scale64; p.zp = pp->zp; p.zp64 = pp->zp64;
+        p.zpf = pp->zpf; p.rscale = pp->rscale; p.negs = pp->negs;
+        p.blk = l[0]; p.row = l[1]; p.erow = l[2]; p.kdim = l[3];
+        p.pos = a; p.ebase = pp->first; p.phase = phase;
+        e->quant(x, y, b - a, &p);
+    } else {
+        qk_dparams p = e->dp;
+        p.scale = pp->scale; p.zp = pp->zp; p.zp64 = pp->zp64; p.zpf = pp->zpf;
+        p.blk = l[0]; p.row = l[1]; p.erow = l[2]; p.kdim = l[3];
+        p.pos = a; p.ebase = pp->first; p.phase = phase;
+        e->dequant(x, y, b - a, &p);
+    }
+}
+
+/* Elements [a, b). pp holds every entry, or (chunked: blocks along the last axis, whose
+ * entries are never reused) QS_CHUNK_ENTRIES at a time, fetched just before the elements
+ * that use them, so a call never converts more than a chunk ahead. */
 static void exec_piece(const qs_exec *e, qs_params *pp, int chunked, size_t a, size_t b)
 {
-    qs_runs it;
-    qs_run r;
-    for (qs_runs_start(&it, e->plan, a, b); qs_runs_next(&it, &r);) {
-        if (!chunked) {
-            exec_run(e, &r, pp);
-            continue;
+    const qs_plan *pl = e->plan;
+    while (a < b) {
+        size_t end = b;
+        if (chunked) {   /* entry (j / d) s + (j % d) / blk: the first of a chunk at a */
+            size_t e0 = a / pl->d * pl->s + a % pl->d / pl->b, e1 = e0 + QS_CHUNK_ENTRIES;
+            size_t j1 = e1 / pl->s * pl->d + e1 % pl->s * pl->b;
+            if (e1 > pl->entries) e1 = pl->entries;
+            qs_params_fetch(e->src, e0, e1 - e0, pp);
+            /* whole packed groups: a cut inside one rounds down (its entry is still held) */
+            if (e->per_byte) j1 -= j1 % e->per_byte;
+            if (j1 > a && j1 < b) end = j1;
         }
-        size_t blk = r.blk, ne = r.n <= blk ? 1 : r.n / blk + (r.n % blk != 0);
-        for (size_t k = 0; k < ne; k += QS_CHUNK_ENTRIES) {
-            size_t m = ne - k < QS_CHUNK_ENTRIES ? ne - k : QS_CHUNK_ENTRIES;
-            qs_run sub = r;
-            sub.entry = r.entry + k;
-            if (ne > 1) {
-                sub.start = r.start + k * blk;
-                sub.n = k + m == ne ? r.n - k * blk : m * blk;
-            }
-            qs_params_fetch(e->src, sub.entry, m, pp);
-            exec_run(e, &sub, pp);
-        }
+        exec_run(e, a, end, pp);
+        a = end;
     }
     if (e->quant ? e->qp.stream : e->dp.stream) qs_fence_streams();
 }
@@ -91,17 +91,19 @@ int qs_execute(const qs_exec *e, int threads, qsimd_error *err)
     int one = qs_thread_count(plan->n, threads) <= 1;
     piece_ctx c = {e, NULL};
     qs_params pp;
+    qs_plan cuts = *plan;   /* kernels take any piece: cuts only keep packed groups whole */
+    cuts.kind = QS_PER_TENSOR;
     if (e->src->entries > QS_CHUNK_ENTRIES && plan->kind == QS_BLOCKED && plan->inner == 1) {
         pp.count = 0;
         if (one) exec_piece(e, &pp, 1, 0, plan->n);
-        else qs_parallel(plan, threads, e->per_byte, exec_thread_piece, &c);
+        else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);
         return QSIMD_OK;
     }
     int rc = qs_params_all(e->src, &pp, err);
     if (rc != QSIMD_OK) return rc;
     c.pp = &pp;
     if (one) exec_piece(e, &pp, 0, 0, plan->n);
-    else qs_parallel(plan, threads, e->per_byte, exec_thread_piece, &c);
+    else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);
     free(pp.heap);
     return QSIMD_OK;
 }

@@ -521,6 +521,7 @@ static void run_quant(const char *tname, qk_quant_fn fn, qk_quant_fn ref, const 
     p.qmax = c->ty.qmax;
     p.mask = c->ty.mask;
     p.phase = c->phase;
+    p.stream = n > 4096 && rndn(2);   /* non-temporal stores allowed (long runs) */
     for (size_t e = 0; e < used; e++) p.negs |= scale[e] < 0.0f;   /* as params.c */
     if (c->inplace) {
         ref(r1 + G, r1 + G, n, &p);
@@ -801,6 +802,7 @@ static void run_dequant(const char *tname, qk_dequant_fn fn, qk_dequant_fn ref, 
     p.bits = c->bits;
     p.is_signed = c->is_signed;
     p.phase = c->phase;
+    p.stream = n > 4096 && rndn(2);
     if (c->inplace) {
         ref(r1 + G, r1 + G, n, &p);
         fn(r2 + G, r2 + G, n, &p);

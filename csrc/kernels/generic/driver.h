@@ -187,6 +187,7 @@ QD_INLINE vi qd_qraw(int xk, int qk, int negs, const char *x, vf s, vf r)
     return qv_cvt_raw(qd_qround(qk, q));
 }
 
+#if QV_FP
 /* float8 / float4 / float6 codes of x / s (+ zf): with rec (reciprocals given, no float zero
  * point), the exact reciprocal form, whose q1 rounds to the same code as the true quotient;
  * where q1 is +-0 or NaN, q0 = x r has the quotient's sign of zero and x's NaN. Otherwise the
@@ -217,6 +218,8 @@ QD_INLINE vi qd_qfp(int yk, int sat, int has_zf, int rec, const char *x, vf s, v
     return qv_to_fp(q, fmt, sat);
 }
 
+#endif
+
 /* The constants of a run's integer stores, and of float code stores (codes 0 .. 255). */
 typedef struct qd_qk {
     qv_qc ic, bc;
@@ -228,11 +231,13 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 {
     size_t xs = qd_xsize(xk) * QV_W;
     vi c[4];
+    (void)sat; (void)has_zf; (void)rec;
     if (qd_is_int(yk)) {
         for (int v = 0; v < 4; v++) c[v] = qd_qraw(xk, qk, negs, x + v * xs, pv->s[v], pv->r[v]);
         qv_qstore4(yk, y, c, pv->z, &k->ic);
         return;
     }
+#if QV_FP
 #if defined(QV_F6)
     if (qd_is_f6(yk) && rec && yk != QK_Y_E2M3 && yk != QK_Y_E3M2) {
         /* packed float6: the magnitudes, and the signs of q0 added by the store */
@@ -253,6 +258,7 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
         vi z[4] = {qv_set1_i(0), qv_set1_i(0), qv_set1_i(0), qv_set1_i(0)};
         qv_qstore4(yk == QK_Y_PE2M1 ? QK_Y_P4 : QK_Y_B8, y, c, z, &k->bc);
     }
+#endif
 }
 
 /* The body of a run: mt elements from a group boundary (x, yb: its first element and output
@@ -289,9 +295,10 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
                 for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
                     qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
             if (pre) { pre = 0; i = t0; continue; }
-            if (i < nt1) continue;
+            if (tobuf) continue;   /* more blocks, or the chunks after them */
             if (i >= mt || !ovl) return i;
-            i = mt - QD_U;
+            i = mt - QD_U;   /* (direct: it may overlap the streamed region) */
+            nt1 = 0;
         }
     }
     for (;;) {
@@ -335,6 +342,7 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     qd_qscalar(xk, qk, yk, x, y, a + done, n, p);
 }
 
+#if QV_QUARK
 /* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x: the true quotient
  * (these outputs keep all of it), then the vector layer's qv_quark_store. One entry per
  * stretch: runs are split where the entry changes, stretches shorter than QD_U go to the
@@ -356,6 +364,8 @@ QD_INLINE void qd_quark(int yk, const void *xv, void *yv, size_t n, const qk_qpa
     }
 }
 
+#endif
+
 /* Loops of their own for the float zero point and the reciprocal form; the rest
  * (reciprocals missing: a scale outside the form's range; a negative scale for the integer
  * outputs) goes to the scalar kernel: real models do not have them, and every variant is a
@@ -365,16 +375,20 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, const void *x, void *y, size_t n
 {
     if (n == 0) return;
     if (qd_is_quark(yk)) {
+#if QV_QUARK
         qd_quark(yk, x, y, n, p);
+#endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
         else qd_quant2(xk, qk, yk, 1, 0, 0, 0, x, y, n, p);
     } else {
+#if QV_FP
         int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
         if (fin && p->zpf) qd_quant2(xk, qk, yk, 1, 1, 0, 0, x, y, n, p);
         else if (p->rscale && (fin || QV_FP8_REC)) qd_quant2(xk, qk, yk, sat, 0, 1, 0, x, y, n, p);
         else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, x, y, n, p);
         else qk_quant_scalar(xk, qk, yk, x, y, n, p);
+#endif
     }
 }
 
@@ -405,8 +419,10 @@ QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
 QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, int has_zf, const unsigned char *x, vf s,
                      vi z, vf nf)
 {
-    if (!qd_float_in(dk))
+    (void)has_zf; (void)nf;
+    if (!qd_float_in(dk) || !QV_FP)
         return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, x), z)), s);
+#if QV_FP
     vf d;
     if (dk == QK_D_F16 || dk == QK_D_BF16) {
         d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
@@ -419,6 +435,7 @@ QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, int has_zf, const unsigned 
     if (has_zf) d = qv_add_f(d, nf);
     else if (dk == QK_D_BF16) d = qv_quiet_nan(d);   /* as the subtraction would */
     return qv_keep_nan(d, qv_mul(d, s));
+#endif
 }
 
 QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, int has_zf,
@@ -463,9 +480,10 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, int has_zf,
                 for (size_t b = 0; b < QD_NT * os; b += 64)
                     qv_stream64(y + i0 * os + b, buf.b + b);
             if (pre) { pre = 0; i = t0; continue; }
-            if (i < nt1) continue;
+            if (tobuf) continue;   /* more blocks, or the chunks after them */
             if (i >= mt || !ovl) return i;
-            i = mt - QD_U;
+            i = mt - QD_U;   /* (direct: it may overlap the streamed region) */
+            nt1 = 0;
         }
     }
     for (;;) {
@@ -503,6 +521,7 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int has_zf, const
     qd_dscalar(dk, ok, x, y, a + done, n, p);
 }
 
+#if QV_QUARK
 /* int32 / uint32 codes (AMD Quark) -> float32: one entry per stretch, as qd_quark. */
 QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *p)
 {
@@ -519,13 +538,17 @@ QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *
     }
 }
 
+#endif
+
 /* Loops of their own for 8-bit codes by signedness, the other integer codes (bits and
  * signedness read at run time) and float codes with and without a zero point. */
 QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
 {
     if (n == 0) return;
     if (dk == QK_D_B32) {
+#if QV_QUARK
         qd_deq_b32(x, y, n, p);
+#endif
     } else if (qd_float_in(dk)) {
         if (p->zpf) qd_deq2(dk, ok, 8, 0, 1, x, y, n, p);
         else qd_deq2(dk, ok, 8, 0, 0, x, y, n, p);
