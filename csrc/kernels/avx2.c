@@ -177,28 +177,22 @@ static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], con
     qv_store_bytes(yk, y, p);
 }
 
-/* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
-static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
+ * or 0 for unsigned codes). */
+static inline vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
 {
     __m256i c;
     if (dk == QK_D_B16) {
-        __m128i h = _mm_loadu_si128((const __m128i *)x);
-        return sgn ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
-    }
-    if (dk == QK_D_B8) {
-        __m128i b = _mm_loadl_epi64((const __m128i *)x);
-        if (bits == 8) return sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
-        c = _mm256_and_si256(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32((1 << bits) - 1));
+        c = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x));
+    } else if (dk == QK_D_B8) {
+        c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)x));
+        if (bits < 8) c = _mm256_and_si256(c, _mm256_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm256_cvtepu8_epi32(qx_unpack4(qx_load32(x)));
     } else {
         c = _mm256_cvtepu8_epi32(qx_unpack2(qx_load16(x)));
     }
-    if (sgn) {   /* (c ^ h) - h sign-extends a bits-wide field */
-        __m256i h = _mm256_set1_epi32(1 << (bits - 1));
-        c = _mm256_sub_epi32(_mm256_xor_si256(c, h), h);
-    }
-    return c;
+    return _mm256_sub_epi32(_mm256_xor_si256(c, h), h);   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

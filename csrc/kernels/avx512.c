@@ -157,28 +157,22 @@ static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], con
     }
 }
 
-/* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
-static inline vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
+ * or 0 for unsigned codes). */
+static inline vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
 {
     __m512i c;
     if (dk == QK_D_B16) {
-        __m256i h = _mm256_loadu_si256((const __m256i *)x);
-        return sgn ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
-    }
-    if (dk == QK_D_B8) {
-        __m128i b = _mm_loadu_si128((const __m128i *)x);
-        if (bits == 8) return sgn ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
-        c = _mm512_and_si512(_mm512_cvtepu8_epi32(b), _mm512_set1_epi32((1 << bits) - 1));
+        c = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)x));
+    } else if (dk == QK_D_B8) {
+        c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)x));
+        if (bits < 8) c = _mm512_and_si512(c, _mm512_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm512_cvtepu8_epi32(qx_unpack4(_mm_loadl_epi64((const __m128i *)x)));
     } else {
         c = _mm512_cvtepu8_epi32(qx_unpack2(qx_load32(x)));
     }
-    if (sgn) {   /* (c ^ h) - h sign-extends a bits-wide field */
-        __m512i h = _mm512_set1_epi32(1 << (bits - 1));
-        c = _mm512_sub_epi32(_mm512_xor_si512(c, h), h);
-    }
-    return c;
+    return _mm512_sub_epi32(_mm512_xor_si512(c, h), h);   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

@@ -117,28 +117,22 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
     else qx_store32(y, qx_pack2(p));
 }
 
-/* QV_W codes as int32. Sub-byte codes: the low `bits` bits, sign-extended when signed. */
-QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, int sgn, const void *x)
+/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
+ * or 0 for unsigned codes). */
+QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
 {
     __m128i c;
     if (dk == QK_D_B16) {
-        __m128i h = _mm_loadl_epi64((const __m128i *)x);
-        return sgn ? _mm_cvtepi16_epi32(h) : _mm_cvtepu16_epi32(h);
-    }
-    if (dk == QK_D_B8) {
-        __m128i b = qx_load32(x);
-        if (bits == 8) return sgn ? _mm_cvtepi8_epi32(b) : _mm_cvtepu8_epi32(b);
-        c = _mm_and_si128(_mm_cvtepu8_epi32(b), _mm_set1_epi32((1 << bits) - 1));
+        c = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x));
+    } else if (dk == QK_D_B8) {
+        c = _mm_cvtepu8_epi32(qx_load32(x));
+        if (bits < 8) c = _mm_and_si128(c, _mm_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm_cvtepu8_epi32(qx_unpack4(qx_load16(x)));
     } else {
         c = _mm_cvtepu8_epi32(qx_unpack2(_mm_cvtsi32_si128(*(const unsigned char *)x)));
     }
-    if (sgn) {   /* (c ^ h) - h sign-extends a bits-wide field */
-        __m128i h = _mm_set1_epi32(1 << (bits - 1));
-        c = _mm_sub_epi32(_mm_xor_si128(c, h), h);
-    }
-    return c;
+    return _mm_sub_epi32(_mm_xor_si128(c, h), h);   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

@@ -35,6 +35,16 @@
 #define QD_NOINLINE static __attribute__((noinline))
 #endif
 
+/* The loops over a chunk's four vectors, unrolled (-O2 does not), so that the chunk's
+ * vectors and parameters stay in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define QD_UNROLL _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define QD_UNROLL _Pragma("unroll 4")
+#else
+#define QD_UNROLL
+#endif
+
 #define QD_N(name) QD_N2(QV_ISA, name)
 #define QD_N2(isa, name) QD_N3(isa, name)
 #define QD_N3(isa, name) isa##_##name
@@ -168,12 +178,13 @@ QD_INLINE vf qd_qround(int qk, vf q)
  * as NaN, -inf or far below the range. Form B (negs): q0 is bounded at QD_RK instead, which
  * leaves q1 beyond the range (or NaN) with the true quotient's side.
  * Without FMA: the true quotient. */
-QD_INLINE vi qd_qraw(int xk, int qk, int negs, const char *x, vf s, vf r)
+QD_INLINE vi qd_qraw(int xk, int qk, int negs, const char *x, vf s, vf r, vf xl)
 {
     vf n = qd_numer(xk, qk, x), q;
+    (void)xl;
 #if QV_FMA
     if (!negs) {
-        n = qv_bound_x(n, qv_mul(qv_set1(QD_RK), s));
+        n = qv_bound_x(n, xl);
         vf q0 = qv_mul(n, r);
         return qv_cvt_a(qd_qround(qk, qv_fmadd(qv_fnmadd(q0, s, n), r, q0)), qk == QK_Q_F16);
     }
@@ -225,15 +236,18 @@ typedef struct qd_qk {
     qv_qc ic, bc;
 } qd_qk;
 
-/* One chunk: QD_U elements from x to y. */
+/* One chunk: 4 vectors of QV_W inputs (xv[v], consecutive or rows of a tile) to the QD_U
+ * outputs at y. */
 QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                         const char *x, unsigned char *y, const qd_pv *pv, const qd_qk *k)
+                         const char *const xv[4], unsigned char *y, const qd_pv *pv,
+                         const qd_qk *k)
 {
-    size_t xs = qd_xsize(xk) * QV_W;
     vi c[4];
     (void)sat; (void)has_zf; (void)rec;
     if (qd_is_int(yk)) {
-        for (int v = 0; v < 4; v++) c[v] = qd_qraw(xk, qk, negs, x + v * xs, pv->s[v], pv->r[v]);
+        QD_UNROLL
+        for (int v = 0; v < 4; v++)
+            c[v] = qd_qraw(xk, qk, negs, xv[v], pv->s[v], pv->r[v], QD_XL(pv->s[v]));
         qv_qstore4(yk, y, c, pv->z, &k->ic);
         return;
     }
@@ -242,15 +256,17 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     if (qd_is_f6(yk) && rec && yk != QK_Y_E2M3 && yk != QK_Y_E3M2) {
         /* packed float6: the magnitudes, and the signs of q0 added by the store */
         vi q0[4];
+        QD_UNROLL
         for (int v = 0; v < 4; v++)
-            c[v] = qv_f6_rec(qv_loadu_f((const float *)(x + v * xs)), pv->s[v],
+            c[v] = qv_f6_rec(qv_loadu_f((const float *)xv[v]), pv->s[v],
                              qv_mul(pv->r[v], qv_set1(-1.0f)), qd_fmt(yk), &q0[v]);
         qv_store6_4(y, c, q0);
         return;
     }
 #endif
+    QD_UNROLL
     for (int v = 0; v < 4; v++)
-        c[v] = qd_qfp(yk, sat, has_zf, rec, x + v * xs, pv->s[v], pv->r[v], pv->f[v]);
+        c[v] = qd_qfp(yk, sat, has_zf, rec, xv[v], pv->s[v], pv->r[v], pv->f[v]);
     if (yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2) {
         vi ones[4] = {qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1)};
         qv_store6_4(y, c, ones);
@@ -261,85 +277,194 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 #endif
 }
 
+/* Pointers to 4 consecutive vectors of inputs from x. */
+#define QD_XV(x, xs) {(x), (x) + QV_W * (xs), (x) + 2 * QV_W * (xs), (x) + 3 * QV_W * (xs)}
+
+/* The parameters of a stretch of chunks that share one entry: the segment's, broadcast. */
+QD_INLINE qd_pv qd_const_pv(const qd_src *c)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = c->cs; pv.r[v] = c->cr; pv.f[v] = c->cf; pv.z[v] = c->cz;
+    }
+    return pv;
+}
+
+/* How many elements from chunk position i on (absolute c->j) share the current entry, in
+ * whole chunks up to lim; 0 when the next chunk needs qd_src_next. */
+QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
+{
+    size_t k;
+    if (c->mode == QD_UNI) return (lim - i) / QD_U * QD_U;
+    if (c->mode != QD_SEG || c->segend - c->j < QD_U) return 0;
+    k = (c->segend - c->j) / QD_U * QD_U;
+    return k < lim - i ? k : (lim - i) / QD_U * QD_U;
+}
+
 /* The body of a run: mt elements from a group boundary (x, yb: its first element and output
  * byte), parameters from c (positioned there). Whole chunks, and with ovl (x and y disjoint,
- * mt >= QD_U) a last chunk moved back to end at mt. Returns the elements done. */
+ * mt >= QD_U) a last chunk moved back to end at mt. Returns the elements done.
+ * Chunks that share one entry run in a loop with the entry in registers; the others take
+ * their parameters from qd_src_next one chunk at a time. One entry for the whole body
+ * (per-tensor) may also write through the streaming buffer, and may start with chunks over
+ * [0, t0) (rewritten by those after) so that [t0, nt1) is streamed from a cache line. */
 QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
                           const char *x, unsigned char *yb, size_t mt, int ovl, qd_src *c,
                           unsigned need, const qd_qk *k, int stream)
 {
-    size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U;
-    qd_pv pv;
-    if (c->mode == QD_UNI) {
-        size_t t0 = 0, nt1 = 0, i0, end;
-        int pre;
-        qd_src_next(c, need, &pv);
-        if (stream && ovl && mt >= QD_NT_MIN) {   /* a 64-byte aligned middle, streamed */
-            while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
-            if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
-            else t0 = 0;
-        }
-        /* Regions, with one inlined copy of the chunk loop: chunks over [0, t0) (the region
-         * after rewrites what they wrote past t0), streamed blocks [t0, nt1), chunks to the
-         * end, then with ovl a last chunk moved back to end at mt. */
-        union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
-        for (pre = t0 > 0;;) {
-            unsigned char *d = yb + qd_ybytes(yk, i);
-            int tobuf = !pre && i < nt1;
-            end = pre ? t0 : tobuf ? i + QD_NT : mt;
-            if (tobuf) d = buf.b;
-            for (i0 = i; pre ? i < end : end - i >= QD_U; i += QD_U)
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, x + i * xs,
-                          d + qd_ybytes(yk, i - i0), &pv, k);
+    size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
+    int uni = c->mode == QD_UNI, pre, fin = 0;
+    union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
+    if (uni && stream && ovl && mt >= QD_NT_MIN) {
+        while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
+        if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+        else t0 = 0;
+    }
+    for (pre = t0 > 0;;) {
+        size_t lim = fin ? mt : m, i0 = i, end;
+        int tobuf = !pre && i < nt1;
+        end = i + (pre ? t0 : tobuf ? QD_NT : qd_stretch(c, i, lim));
+        if (end > i) {   /* (one inlined copy of this loop for every destination) */
+            qd_pv pv = qd_const_pv(c);
+            unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
+            for (; pre ? i < end : end - i >= QD_U; i += QD_U) {
+                const char *xv[4] = QD_XV(x + i * xs, xs);
+                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, d + qd_ybytes(yk, i - i0),
+                          &pv, k);
+            }
             if (tobuf)
                 for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
                     qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
-            if (pre) { pre = 0; i = t0; continue; }
-            if (tobuf) continue;   /* more blocks, or the chunks after them */
-            if (i >= mt || !ovl) return i;
-            i = mt - QD_U;   /* (direct: it may overlap the streamed region) */
-            nt1 = 0;
+            if (!uni) {
+                c->j += i - i0;
+                if (c->j == c->segend) qd_seg_next(c);
+            }
+        } else if (lim - i >= QD_U) {
+            qd_pv pv = qd_src_next(c, need);
+            const char *xv[4] = QD_XV(x + i * xs, xs);
+            qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, yb + qd_ybytes(yk, i), &pv, k);
+            i += QD_U;
         }
-    }
-    for (;;) {
-        for (; i < m; i += QD_U) {
-            qd_src_next(c, need, &pv);
-            qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, x + i * xs, yb + qd_ybytes(yk, i),
-                      &pv, k);
-        }
-        if (!ovl || m == mt) return m;
-        i = mt - QD_U;   /* once more, for the last chunk */
-        qd_src_seek(c, c->j - m + i);
-        m = mt;
+        if (pre) { pre = 0; i = t0; continue; }
+        if (tobuf || lim - i >= QD_U) continue;
+        if (fin || !ovl || i == mt) return i;
+        fin = 1;   /* once more, for the last chunk (directly: it may overlap the streamed) */
+        nt1 = 0;
+        if (!uni) qd_src_seek(c, c->j - m + mt - QD_U);
+        i = mt - QD_U;
     }
 }
 
-QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                         const void *xv, void *yv, size_t n, const qk_qparams *p)
+/* The parameter vectors of one column of a tile: the same entries for its four rows. */
+QD_INLINE qd_pv qd_col_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          size_t e, unsigned need)
 {
-    const char *x = (const char *)xv;
-    unsigned char *y = (unsigned char *)yv;
+    qd_pv pv;
+    vf sv = qv_loadu_f(sp + e), rv = need & QD_R ? qv_loadu_f(rp + e) : qv_set1(1.0f);
+    vf fv = need & QD_F && fp ? qv_loadu_f(fp + e) : qv_set1(0.0f);
+    vi zv = need & QD_Z && zp ? qv_loadu_i(zp + e) : qv_set1_i(0);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = sv; pv.r[v] = rv; pv.f[v] = fv; pv.z[v] = zv;
+    }
+    return pv;
+}
+
+/* Whole rows of a layout whose entries vary along rows of K >= QV_W elements (kdim) go
+ * through tiles: 4 rows sharing one row of entries at a time (the last rows of a group
+ * repeated), the entries of each column of QV_W loaded once for the 4 (the last column moved
+ * back to end at K, so x and y must not overlap). qd_tile_group: for the rows from K-row
+ * tt on, the index of their row of entries and how many of them (at most `left`) share it. */
+QD_INLINE size_t qd_tile_group(const size_t lay[4], size_t ebase, size_t tt, size_t left,
+                               size_t *e)
+{
+    size_t K = lay[3], g = lay[0] / K, pr = lay[1] ? lay[1] / K : (size_t)-1, in = tt % pr;
+    size_t n = g - in % g;
+    if (pr - in < n) n = pr - in;
+    *e = (lay[1] ? tt / pr * lay[2] : 0) + in / g * K - ebase;
+    return n < left ? n : left;
+}
+
+/* x, y: the first row's input and output byte; t: its K-row index in the tensor. */
+QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                        const char *x, unsigned char *y, size_t t, size_t rows,
+                        const qk_qparams *p, unsigned need, const qd_qk *k)
+{
+    size_t K = p->kdim, xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
+    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
+    for (size_t r = 0; r < rows; r += n) {
+        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        for (size_t rr = 0; rr < n; rr += 4) {
+            size_t ro[4];
+            QD_UNROLL
+            for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            for (size_t k0 = 0; k0 < K; k0 += QV_W) {
+                size_t kk = k0 + QV_W > K ? K - QV_W : k0;
+                qd_pv pv = qd_col_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
+                const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
+                                     x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
+                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
+                QD_UNROLL
+                for (int v = 0; v < 4; v++)
+                    memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+            }
+        }
+    }
+}
+
+/* Elements [a, b) of the run: a scalar head to a packed group, the body, a scalar tail. */
+QD_INLINE void qd_qpiece(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                         const char *x, unsigned char *y, size_t a, size_t b, int ovl,
+                         const qk_qparams *p, unsigned need, const qd_qk *k)
+{
     unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
-    size_t a = per > 1 ? (per - p->phase % per) % per : 0, done = 0;
-    if (a > n) a = n;
-    size_t mt = (n - a) / per * per;
-    unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
-                    (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
-    qd_qscalar(xk, qk, yk, x, y, 0, a, p);
+    size_t h = per > 1 ? (per - (p->phase + a) % per) % per : 0, done = 0;
+    if (h > b - a) h = b - a;
+    qd_qscalar(xk, qk, yk, x, y, a, a + h, p);
+    a += h;
+    size_t mt = (b - a) / per * per;
     if (mt >= QD_U) {
-        qd_qk k;
         qd_src c;
-        int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
-                              qd_ybytes(yk, (p->phase + n + per - 1) / per * per));
-        k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
-        k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
         c.s = p->scale; c.r = p->rscale; c.f = p->zpf; c.z = p->zp;
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
         done = qd_qbody(xk, qk, yk, sat, has_zf, rec, negs, x + a * qd_xsize(xk),
                         y + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_ybytes(yk, a)), mt,
-                        ovl, &c, need, &k, p->stream);
+                        ovl, &c, need, k, p->stream);
     }
-    qd_qscalar(xk, qk, yk, x, y, a + done, n, p);
+    qd_qscalar(xk, qk, yk, x, y, a + done, b, p);
+}
+
+/* full: whole rows of a kdim layout go through tiles (qd_qtile). */
+QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                         int full, const void *xv, void *yv, size_t n, const qk_qparams *p)
+{
+    const char *x = (const char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
+    size_t K = p->kdim;
+    unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
+                    (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
+    int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
+                          qd_ybytes(yk, (p->phase + n + per - 1) / per * per));
+    qd_qk k;
+    k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
+    k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
+    size_t lo[2] = {0, n}, hi[2] = {n, n};   /* what is left around the tiles' rows */
+    if (full && K >= QV_W && ovl) {   /* the first row that starts in the run, and its rows */
+        size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
+        if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
+            qd_qtile(xk, qk, yk, sat, has_zf, rec, negs, x + r0 * qd_xsize(xk),
+                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)),
+                     (p->pos + r0) / K, rows, p, need, &k);
+            hi[0] = r0;
+            lo[1] = r0 + rows * K;
+        }
+    }
+    for (int h = 0; h < 2; h++)   /* (one call site: one inlined copy) */
+        if (hi[h] > lo[h])
+            qd_qpiece(xk, qk, yk, sat, has_zf, rec, negs, x, y, lo[h], hi[h], ovl, p, need, &k);
 }
 
 #if QV_QUARK
@@ -370,7 +495,7 @@ QD_INLINE void qd_quark(int yk, const void *xv, void *yv, size_t n, const qk_qpa
  * (reciprocals missing: a scale outside the form's range; a negative scale for the integer
  * outputs) goes to the scalar kernel: real models do not have them, and every variant is a
  * copy of the loops in each table entry. */
-QD_INLINE void qd_quant(int xk, int qk, int yk, const void *x, void *y, size_t n,
+QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y, size_t n,
                         const qk_qparams *p)
 {
     if (n == 0) return;
@@ -380,13 +505,14 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, const void *x, void *y, size_t n
 #endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
-        else qd_quant2(xk, qk, yk, 1, 0, 0, 0, x, y, n, p);
+        else qd_quant2(xk, qk, yk, 1, 0, 0, 0, full, x, y, n, p);
     } else {
 #if QV_FP
         int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
-        if (fin && p->zpf) qd_quant2(xk, qk, yk, 1, 1, 0, 0, x, y, n, p);
-        else if (p->rscale && (fin || QV_FP8_REC)) qd_quant2(xk, qk, yk, sat, 0, 1, 0, x, y, n, p);
-        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, x, y, n, p);
+        if (fin && p->zpf) qd_quant2(xk, qk, yk, 1, 1, 0, 0, full, x, y, n, p);
+        else if (p->rscale && (fin || QV_FP8_REC))
+            qd_quant2(xk, qk, yk, sat, 0, 1, 0, full, x, y, n, p);
+        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, full, x, y, n, p);
         else qk_quant_scalar(xk, qk, yk, x, y, n, p);
 #endif
     }
@@ -413,93 +539,90 @@ QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned cha
 
 QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
 
-/* QV_W values: integer codes minus the zero point, exact, one rounding to float32, one
- * product; or float codes decoded exactly, minus a float zero point (nf = -zf), times the
- * scale, a NaN x keeping its NaN (as scalar.c). */
-QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, int has_zf, const unsigned char *x, vf s,
-                     vi z, vf nf)
+/* QV_W values: integer codes (sign-extended by h) minus the zero point, exact, one rounding
+ * to float32, one product; or float codes decoded exactly, minus the float zero point
+ * (nf = -zf, -0 without one: x - +0 is x + -0 for every x, and either quiets a signalling
+ * NaN as scalar.c's explicit quieting does), times the scale, a NaN x keeping its NaN. */
+QD_INLINE vf qd_dvec(int dk, unsigned bits, vi h, const unsigned char *x, vf s, vi z, vf nf)
 {
-    (void)has_zf; (void)nf;
+    (void)nf;
     if (!qd_float_in(dk) || !QV_FP)
-        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, x), z)), s);
+        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, h, x), z)), s);
 #if QV_FP
     vf d;
     if (dk == QK_D_F16 || dk == QK_D_BF16) {
         d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
     } else {
-        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, x)
+        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, h, x)
                : dk == QK_D_PE2M3 || dk == QK_D_PE3M2 ? qv_load6(x)
-               : qv_load_codes(QK_D_B8, 8, 0, x);
+               : qv_load_codes(QK_D_B8, 8, h, x);
         d = qv_from_fp(c, qd_dfmt(dk));
     }
-    if (has_zf) d = qv_add_f(d, nf);
-    else if (dk == QK_D_BF16) d = qv_quiet_nan(d);   /* as the subtraction would */
+    d = qv_add_f(d, nf);
     return qv_keep_nan(d, qv_mul(d, s));
 #endif
 }
 
-QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, int has_zf,
-                         const unsigned char *x, unsigned char *y, const qd_pv *pv)
+QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, vi h, const unsigned char *x,
+                         unsigned char *y, const qd_pv *pv)
 {
+    QD_UNROLL
     for (int v = 0; v < 4; v++)
         qv_store_out(ok, y + v * QV_W * qd_osize(ok),
-                     qd_dvec(dk, bits, sgn, has_zf, x + qd_xbytes(dk, v * QV_W), pv->s[v],
-                             pv->z[v], qv_mul(pv->f[v], qv_set1(-1.0f))));
+                     qd_dvec(dk, bits, h, x + qd_xbytes(dk, v * QV_W), pv->s[v], pv->z[v],
+                             qv_mul(pv->f[v], qv_set1(-1.0f))));
 }
 
-/* The body of a run, as qd_qbody. */
-QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, int has_zf,
-                          const unsigned char *x, unsigned char *y, size_t mt, int ovl,
-                          qd_src *c, unsigned need, int stream)
+/* The body of a run, as qd_qbody. Float32 results of a single entry start their stores on a
+ * cache line (after chunks over [0, t0), which those after rewrite): numpy's arrays are
+ * 16-byte aligned, and a store split over two cache lines costs half as much again on some
+ * cores. */
+QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, vi h, const unsigned char *x,
+                          unsigned char *y, size_t mt, int ovl, qd_src *c, unsigned need,
+                          int stream)
 {
-    size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U;
-    qd_pv pv;
-    if (c->mode == QD_UNI) {
-        size_t t0 = 0, nt1 = 0, i0, end;
-        int pre;
-        qd_src_next(c, need, &pv);
-        /* float32 results from the first cache line on (the chunks before rewrite it):
-         * numpy's arrays are 16-byte aligned, and a store split over two cache lines costs
-         * half as much again on some cores; with stream, the aligned middle is streamed */
-        if (ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
-            t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
-            if ((QV_W < 8 && !stream) || t0 % 4) t0 = 0;   /* (whole groups of packed input) */
-        }
-        if (stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
-            nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
-        union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
-        for (pre = t0 > 0;;) {
-            unsigned char *d = y + i * os;
-            int tobuf = !pre && i < nt1;
-            end = pre ? t0 : tobuf ? i + QD_NT : mt;
-            if (tobuf) d = buf.b;
-            for (i0 = i; pre ? i < end : end - i >= QD_U; i += QD_U)
-                qd_dchunk(dk, ok, bits, sgn, has_zf, x + qd_xbytes(dk, i), d + (i - i0) * os,
-                          &pv);
+    size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
+    int uni = c->mode == QD_UNI, pre, fin = 0;
+    union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
+    if (uni && ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
+        t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
+        if ((QV_W < 8 && !stream) || t0 % 4) t0 = 0;   /* (whole groups of packed input) */
+    }
+    if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
+        nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+    for (pre = t0 > 0;;) {
+        size_t lim = fin ? mt : m, i0 = i, end;
+        int tobuf = !pre && i < nt1;
+        end = i + (pre ? t0 : tobuf ? QD_NT : qd_stretch(c, i, lim));
+        if (end > i) {
+            qd_pv pv = qd_const_pv(c);
+            unsigned char *d = tobuf ? buf.b : y + i * os;
+            for (; pre ? i < end : end - i >= QD_U; i += QD_U)
+                qd_dchunk(dk, ok, bits, h, x + qd_xbytes(dk, i), d + (i - i0) * os, &pv);
             if (tobuf)
                 for (size_t b = 0; b < QD_NT * os; b += 64)
                     qv_stream64(y + i0 * os + b, buf.b + b);
-            if (pre) { pre = 0; i = t0; continue; }
-            if (tobuf) continue;   /* more blocks, or the chunks after them */
-            if (i >= mt || !ovl) return i;
-            i = mt - QD_U;   /* (direct: it may overlap the streamed region) */
-            nt1 = 0;
+            if (!uni) {
+                c->j += i - i0;
+                if (c->j == c->segend) qd_seg_next(c);
+            }
+        } else if (lim - i >= QD_U) {
+            qd_pv pv = qd_src_next(c, need);
+            qd_dchunk(dk, ok, bits, h, x + qd_xbytes(dk, i), y + i * os, &pv);
+            i += QD_U;
         }
-    }
-    for (;;) {
-        for (; i < m; i += QD_U) {
-            qd_src_next(c, need, &pv);
-            qd_dchunk(dk, ok, bits, sgn, has_zf, x + qd_xbytes(dk, i), y + i * os, &pv);
-        }
-        if (!ovl || m == mt) return m;
+        if (pre) { pre = 0; i = t0; continue; }
+        if (tobuf || lim - i >= QD_U) continue;
+        if (fin || !ovl || i == mt) return i;
+        fin = 1;
+        nt1 = 0;
+        if (!uni) qd_src_seek(c, c->j - m + mt - QD_U);
         i = mt - QD_U;
-        qd_src_seek(c, c->j - m + i);
-        m = mt;
     }
 }
 
-QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int has_zf, const void *xv,
-                       void *yv, size_t n, const qk_dparams *p)
+QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, const void *xv, void *yv,
+                       size_t n, const qk_dparams *p)
 {
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
@@ -507,14 +630,14 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int has_zf, const
     size_t a = per > 1 ? (per - p->phase % per) % per : 0, os = qd_osize(ok), done = 0;
     if (a > n) a = n;
     size_t mt = (n - a) / per * per;
-    unsigned need = QD_S | (qd_float_in(dk) ? (has_zf ? QD_F : 0u) : QD_Z);
+    unsigned need = QD_S | (qd_float_in(dk) ? QD_F : QD_Z);
     qd_dscalar(dk, ok, x, y, 0, a, p);
     if (mt >= QD_U) {
         qd_src c;
         int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y, n * os);
         c.s = p->scale; c.r = NULL; c.f = p->zpf; c.z = p->zp;
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
-        done = qd_dbody(dk, ok, bits, sgn, has_zf,
+        done = qd_dbody(dk, ok, bits, qv_set1_i(sgn ? 1 << (bits - 1) : 0),
                         x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
                         y + a * os, mt, ovl, &c, need, p->stream);
     }
@@ -540,8 +663,8 @@ QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *
 
 #endif
 
-/* Loops of their own for 8-bit codes by signedness, the other integer codes (bits and
- * signedness read at run time) and float codes with and without a zero point. */
+/* Loops of their own for 8-bit codes and the other integer codes (bits read at run time);
+ * signedness and the float zero point are run-time values in them. */
 QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
 {
     if (n == 0) return;
@@ -549,15 +672,11 @@ QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk
 #if QV_QUARK
         qd_deq_b32(x, y, n, p);
 #endif
-    } else if (qd_float_in(dk)) {
-        if (p->zpf) qd_deq2(dk, ok, 8, 0, 1, x, y, n, p);
-        else qd_deq2(dk, ok, 8, 0, 0, x, y, n, p);
-    } else if (dk == QK_D_B8 && p->bits >= 8) {
-        if (p->is_signed) qd_deq2(dk, ok, 8, 1, 0, x, y, n, p);
-        else qd_deq2(dk, ok, 8, 0, 0, x, y, n, p);
+    } else if (qd_float_in(dk) || (dk == QK_D_B8 && p->bits >= 8)) {
+        qd_deq2(dk, ok, 8, !qd_float_in(dk) && p->is_signed, x, y, n, p);
     } else {
         unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
-        qd_deq2(dk, ok, bits, p->is_signed != 0, 0, x, y, n, p);
+        qd_deq2(dk, ok, bits, p->is_signed != 0, x, y, n, p);
     }
 }
 
@@ -565,7 +684,7 @@ QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk
 
 #define QD_QFN(name, xk, qk, yk) \
     static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qd_quant(xk, qk, yk, x, y, n, p); }
+    { qd_quant(xk, qk, yk, 1, x, y, n, p); }
 #define QD_DFN(name, dk, ok) \
     static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qd_deq(dk, ok, x, y, n, p); }

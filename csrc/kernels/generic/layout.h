@@ -28,6 +28,9 @@ typedef struct qd_pv {
     vi z[4];
 } qd_pv;
 
+/* The reciprocal form's bound on x for a scale s (driver.h): QD_RK s, exact. */
+#define QD_XL(s) qv_mul(qv_set1(131072.0f), (s))
+
 typedef struct qd_src {
     int mode;
     const float *s, *r, *f;
@@ -151,6 +154,7 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
 {
     size_t j = c->j - QD_U;
     if (c->mode == QD_SEG) {
+        QD_UNROLL
         for (int v = 0; v < 4; v++, j += QV_W) {
             if (j + QV_W <= c->segend) {
                 pv->s[v] = c->cs; pv->r[v] = c->cr; pv->f[v] = c->cf; pv->z[v] = c->cz;
@@ -167,6 +171,7 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
             }
         }
     } else if (c->mode == QD_KROW) {
+        QD_UNROLL
         for (int v = 0; v < 4; v++, j += QV_W) {
             size_t p = c->prow + (j - (c->kend - c->kdim)), q = p;
             unsigned n = QV_W;
@@ -191,6 +196,7 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
             c->j = j + QD_U;
         }
         size_t o = QD_EXPN - (c->xend - j);
+        QD_UNROLL
         for (int v = 0; v < 4; v++, o += QV_W) {
             pv->s[v] = qv_loadu_f(c->sb + o);
             pv->r[v] = qv_loadu_f(c->rb + o);
@@ -201,26 +207,36 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
 }
 
 /* The parameters of the chunk at c->j, then c->j moves past it. Inline: one entry for the
- * whole chunk, or a chunk inside one row of entries; the rest is qd_src_slow's. */
-QD_INLINE void qd_src_next(qd_src *c, unsigned need, qd_pv *pv)
+ * whole chunk, or a chunk inside one row of entries; the rest is qd_src_slow's. Returned by
+ * value: a qd_pv whose address reached qd_src_slow would be reloaded from memory after
+ * every store to y (a byte pointer may alias it). */
+QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need)
 {
+    qd_pv pv;
     size_t j = c->j;
     c->j = j + QD_U;
     if (c->mode == QD_UNI || (c->mode == QD_SEG && j + QD_U < c->segend)) {
+        vf s = c->cs, r = c->cr, f = c->cf;
+        vi z = c->cz;
+        QD_UNROLL
         for (int v = 0; v < 4; v++) {
-            pv->s[v] = c->cs; pv->r[v] = c->cr; pv->f[v] = c->cf; pv->z[v] = c->cz;
+            pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
         }
     } else if (c->mode == QD_KROW && j + QD_U < c->kend) {
         size_t p = c->prow + (j - (c->kend - c->kdim));
+        QD_UNROLL
         for (int v = 0; v < 4; v++, p += QV_W) {
-            if (need & QD_S) pv->s[v] = qv_loadu_f(c->s + p);
-            if (need & QD_R) pv->r[v] = qv_loadu_f(c->r + p);
-            if (need & QD_F) pv->f[v] = c->f ? qv_loadu_f(c->f + p) : qv_set1(0.0f);
-            if (need & QD_Z) pv->z[v] = c->z ? qv_loadu_i(c->z + p) : qv_set1_i(0);
+            pv.s[v] = qv_loadu_f(c->s + p);
+            pv.r[v] = need & QD_R ? qv_loadu_f(c->r + p) : qv_set1(1.0f);
+            pv.f[v] = need & QD_F && c->f ? qv_loadu_f(c->f + p) : qv_set1(0.0f);
+            pv.z[v] = need & QD_Z && c->z ? qv_loadu_i(c->z + p) : qv_set1_i(0);
         }
     } else {
-        qd_src_slow(c, pv);
+        qd_pv t;
+        qd_src_slow(c, &t);
+        pv = t;
     }
+    return pv;
 }
 
 #endif
