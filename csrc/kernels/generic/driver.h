@@ -292,11 +292,12 @@ QD_INLINE qd_pv qd_const_pv(const qd_src *c)
 }
 
 /* How many elements from chunk position i on (absolute c->j) share the current entry, in
- * whole chunks up to lim; 0 when the next chunk needs qd_src_next. */
+ * whole chunks up to lim (with segments on chunk boundaries, the stretch loop moves to the
+ * next entry itself: all of them); 0 when the next chunk needs qd_src_next. */
 QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 {
     size_t k;
-    if (c->mode == QD_UNI) return (lim - i) / QD_U * QD_U;
+    if (c->mode == QD_UNI || (c->mode == QD_SEG && c->sega)) return (lim - i) / QD_U * QD_U;
     if (c->mode != QD_SEG || c->segend - c->j < QD_U) return 0;
     k = (c->segend - c->j) / QD_U * QD_U;
     return k < lim - i ? k : (lim - i) / QD_U * QD_U;
@@ -327,12 +328,19 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
-            qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
-            for (; end - i >= QD_U; i += QD_U) {
-                const char *xv[4] = QD_XV(x + i * xs, xs);
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, d + qd_ybytes(yk, i - i0),
-                          &pv, k);
+            /* with segments on chunk boundaries, one inner loop per segment, its entry in
+             * registers; the segment's end kept in a local (a store to y may alias c) */
+            for (size_t stop;; qd_seg_next(c)) {
+                qd_pv pv = qd_const_pv(c);
+                stop = !uni && c->sega ? i + (c->segend - c->j - (i - i0)) : end;
+                if (stop > end) stop = end;
+                for (; stop - i >= QD_U; i += QD_U) {
+                    const char *xv[4] = QD_XV(x + i * xs, xs);
+                    qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
+                              d + qd_ybytes(yk, i - i0), &pv, k);
+                }
+                if (i == end || uni || !c->sega) break;
             }
             if (tobuf)
                 for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
@@ -387,23 +395,66 @@ QD_INLINE size_t qd_tile_group(const size_t lay[4], size_t ebase, size_t tt, siz
     return n < left ? n : left;
 }
 
-/* x, y: the first row's input and output byte; t: its K-row index in the tensor. */
-QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                        const char *x, unsigned char *y, size_t t, size_t rows,
-                        const qk_qparams *p, unsigned need, const qd_qk *k)
+/* The rows a tile may take: rows of K elements whose entries vary along the row (kdim), or
+ * rows with one entry each (per-axis over an inner size K, or blocks covering a whole last
+ * axis of K): 0 when the run has no such rows. *step: the entry of the next row (rowent:
+ * + step, wrapping at *wrap; 0: by qd_tile_group). */
+QD_INLINE size_t qd_tile_k(size_t blk, size_t row, size_t erow, size_t kdim, size_t *step,
+                           size_t *wrap)
 {
-    size_t K = p->kdim, xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
-    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    *step = *wrap = 0;
+    if (kdim > 1) return kdim;
+    if (row && !erow && row % blk == 0 && row > blk) { *step = 1; *wrap = row / blk; return blk; }
+    if (row && erow && blk >= row) { *step = erow; *wrap = (size_t)-1; return row; }
+    return 0;
+}
+
+/* The entries of a tile's 4 rows (rows ro[v] from K-row t on) for one-entry rows. */
+QD_INLINE void qd_tile_rowent(size_t t, const size_t ro[4], size_t step, size_t wrap,
+                              size_t ebase, size_t e[4])
+{
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        e[v] = (wrap == (size_t)-1 ? (t + ro[v]) * step : (t + ro[v]) % wrap) - ebase;
+}
+
+QD_INLINE qd_pv qd_row_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          const size_t e[4], unsigned need)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = qv_set1(sp[e[v]]);
+        pv.r[v] = need & QD_R ? qv_set1(rp[e[v]]) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F && fp ? qv_set1(fp[e[v]]) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z && zp ? qv_set1_i(zp[e[v]]) : qv_set1_i(0);
+    }
+    return pv;
+}
+
+/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
+QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                        const char *x, unsigned char *y, size_t K, size_t step, size_t wrap,
+                        size_t t, size_t rows, const qk_qparams *p, unsigned need,
+                        const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
+    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t r = 0; r < rows; r += n) {
-        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
-            size_t ro[4];
+            size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            qd_pv rpv;
+            if (step) {
+                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
+                rpv = qd_row_pv(p->scale, p->rscale, p->zpf, p->zp, er, need);
+            }
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-                qd_pv pv = qd_col_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
+                qd_pv pv = step ? rpv : qd_col_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
                 const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
                                      x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
                 qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
@@ -444,7 +495,6 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     const char *x = (const char *)xv;
     unsigned char *y = (unsigned char *)yv;
     unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
-    size_t K = p->kdim;
     unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
                     (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
     int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
@@ -452,13 +502,14 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     qd_qk k;
     k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
     k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
-    size_t lo[2] = {0, n}, hi[2] = {n, n};   /* what is left around the tiles' rows */
+    size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
+    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
     if (full && K >= QV_W && ovl) {   /* the first row that starts in the run, and its rows */
         size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
         if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
             qd_qtile(xk, qk, yk, sat, has_zf, rec, negs, x + r0 * qd_xsize(xk),
-                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)),
-                     (p->pos + r0) / K, rows, p, need, &k);
+                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)), K,
+                     step, wrap, (p->pos + r0) / K, rows, p, need, &k);
             hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
@@ -603,12 +654,17 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
         int tobuf = !pre && i < nt1;
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {
-            qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : y + i * os;
-            for (; end - i >= QD_U; i += QD_U) {
-                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-                unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
-                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            for (size_t stop;; qd_seg_next(c)) {   /* as in qd_qbody */
+                qd_pv pv = qd_const_pv(c);
+                stop = !uni && c->sega ? i + (c->segend - c->j - (i - i0)) : end;
+                if (stop > end) stop = end;
+                for (; stop - i >= QD_U; i += QD_U) {
+                    const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                    unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
+                    qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+                }
+                if (i == end || uni || !c->sega) break;
             }
             if (tobuf)
                 for (size_t b = 0; b < QD_NT * os; b += 64)
@@ -634,23 +690,28 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     }
 }
 
-/* Whole rows of a kdim layout, as qd_qtile. */
+/* Whole rows, as qd_qtile. */
 QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                        unsigned char *y, size_t t, size_t rows, const qk_dparams *p,
-                        unsigned need)
+                        unsigned char *y, size_t K, size_t step, size_t wrap, size_t t,
+                        size_t rows, const qk_dparams *p, unsigned need)
 {
-    size_t K = p->kdim, xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
-    size_t lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    size_t xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
+    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     for (size_t r = 0; r < rows; r += n) {
-        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
-            size_t ro[4];
+            size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            qd_pv rpv;
+            if (step) {
+                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
+                rpv = qd_row_pv(p->scale, NULL, p->zpf, p->zp, er, need);
+            }
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
                 size_t yo = kk * qd_osize(ok);
-                qd_pv pv = qd_col_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                qd_pv pv = step ? rpv : qd_col_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
                 const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
                                               x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
                 unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
@@ -689,7 +750,8 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
-    size_t K = p->kdim, lo[2] = {0, n}, hi[2] = {n, n};
+    size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;
+    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
     unsigned need = QD_S | (qd_float_in(dk) ? QD_F : QD_Z);
     vi h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
     int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y,
@@ -699,7 +761,7 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
         if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
             qd_dtile(dk, ok, bits, sgn, h,
                      x + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_xbytes(dk, r0)),
-                     y + r0 * qd_osize(ok), (p->pos + r0) / K, rows, p, need);
+                     y + r0 * qd_osize(ok), K, step, wrap, (p->pos + r0) / K, rows, p, need);
             hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
