@@ -50,7 +50,9 @@ typedef struct {
     int shift;
 } mxbfp_job;
 
-/* Elements [a, b): whole blocks of rows of one or more slabs (the cuts are block starts). */
+/* Elements [a, b): whole blocks of rows of one or more slabs (the cuts are block starts):
+ * a slab's rows from a block start, then whole slabs in one kernel call, then the first
+ * rows of a slab. */
 static void mxbfp_piece(void *ctx, int index, size_t a, size_t b)
 {
     const mxbfp_job *j = (const mxbfp_job *)ctx;
@@ -58,12 +60,16 @@ static void mxbfp_piece(void *ctx, int index, size_t a, size_t b)
     (void)index;
     while (a < b) {
         size_t o = a / slab, base = o * slab, end = base + slab < b ? base + slab : b;
-        if (j->fn) {
-            j->fn(j->x + a, j->y + a, (end - a) / j->inner, j->inner, j->c);
-        } else {   /* scale codes: the piece starts at block (a - base) / inner / bs */
+        if (!j->fn) {   /* scale codes: the piece starts at block (a - base) / inner / bs */
             size_t k = (a - base) / j->inner / bs;
             j->scales(j->x + a, j->s + (o * nb + k) * j->inner, (end - a) / j->inner, j->inner,
                       bs, j->shift);
+        } else if (a == base && b - a >= slab) {
+            size_t k = (b - a) / slab;
+            j->fn(j->x + a, j->y + a, k, j->len, j->inner, j->c);
+            end = a + k * slab;
+        } else {
+            j->fn(j->x + a, j->y + a, 1, (end - a) / j->inner, j->inner, j->c);
         }
         a = end;
     }
