@@ -39,10 +39,11 @@ typedef void (*qk_mxbfp_fn)(const float *x, float *y, size_t outer, size_t len, 
 
 void qk_mxbfp_scalar(const float *x, float *y, size_t outer, size_t len, size_t inner,
                      const qk_mxbfp *c);
-/* Columns col .. inner - 1 of one block of n rows (row stride inner), by the scalar rules:
- * what the vector kernels leave to them (very long blocks along a middle axis). */
+/* Columns col .. col + count - 1 of one block of n rows (row stride inner), by the scalar
+ * rules: what the vector kernels leave to them (blocks with NaN / inf or only tiny or huge
+ * values, very long blocks along a middle axis). */
 void qk_mxbfp_scalar_cols(const float *x, float *y, size_t n, size_t inner, size_t col,
-                          const qk_mxbfp *c);
+                          size_t count, const qk_mxbfp *c);
 #if defined(QSIMD_HAVE_X86)
 void qk_mxbfp_avx2(const float *x, float *y, size_t outer, size_t len, size_t inner,
                    const qk_mxbfp *c);

@@ -292,9 +292,10 @@ static void mxb_columns(const float *x, float *y, size_t len, size_t inner, cons
 }
 
 #if defined(MXB_COLS)
-void MXB_COLS(const float *x, float *y, size_t n, size_t inner, size_t col, const qk_mxbfp *c)
+void MXB_COLS(const float *x, float *y, size_t n, size_t inner, size_t col, size_t count,
+              const qk_mxbfp *c)
 {
-    for (; col < inner; col++) {
+    for (size_t end = col + count; col < end; col++) {
         if (c->method == QK_BFP_PRIME) mxb_prime_block(x + col, y + col, n, inner, c);
         else mxb_block(x + col, y + col, n, inner, c->method, c->rounding, c->to_bfloat, c);
     }
