@@ -252,8 +252,9 @@ MV_INLINE void mv_tstore(float *p, mvf v, size_t k)
     else mv_stpart(p, v, k);
 }
 
-/* One tile: n rows of one vector (its first k lanes) at x, row stride st. Returns 0, writing
- * nothing, when some lane's block is out of range. */
+/* One tile: n rows of one vector (its first k lanes: a whole one when k == MV_W, a constant
+ * where it is inlined) at x, row stride st. Returns 0, writing nothing, when some lane's block
+ * is out of range. */
 MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t st, size_t k,
                       int keep, const qk_mxbfp *c)
 {
@@ -299,6 +300,10 @@ MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t s
     return 1;
 }
 
+/* Rows of a block through which its last inner % MV_W columns go through a copy padded to a
+ * whole vector (more: the scalar kernel does those columns). */
+#define MV_COPY_ROWS 128
+
 /* Blocks of more rows than this along a middle axis go to the scalar kernel (their tiles
  * would not stay in L1). */
 #define MV_MAX_ROWS 4096
@@ -310,8 +315,9 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
-    size_t bs = c->block, full = inner - inner % MV_W;
+    size_t bs = c->block;
     int keep = mv_keep(inner, bs < len ? bs : len);
+    float buf[MV_COPY_ROWS * MV_W];
     for (size_t o = 0; o < outer; o++, x += len * inner, y += len * inner)
         for (size_t r = 0; r < len; r += bs) {
             size_t n = len - r < bs ? len - r : bs;
@@ -322,9 +328,27 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 continue;
             }
             for (size_t col = 0; col < inner; col += MV_W) {
-                size_t w = col < full ? MV_W : inner - full;   /* the last tile: the rest */
-                if (!mv_tile(K, R, xb + col, yb + col, n, inner, w, keep && w == MV_W, c))
-                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, w, cp);
+                /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
+                 * the padding lanes are blocks of their own) */
+                size_t k = inner - col, st = inner;
+                const float *xs = xb + col;
+                float *ys = yb + col;
+                if (k < MV_W) {
+                    if (n > MV_COPY_ROWS) {
+                        qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
+                        break;
+                    }
+                    for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    xs = ys = buf;
+                    st = MV_W;
+                }
+                if (!mv_tile(K, R, xs, ys, n, st, MV_W, keep && k >= MV_W, c)) {
+                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
+                } else if (k < MV_W) {
+                    for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
+                }
             }
         }
 }
@@ -484,6 +508,7 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float 
 
 /* ------------------------------------------------------------------ entry points */
 
+#if !defined(MV_FALLBACK)
 /* Whether the rows form handles this to_bfp_prime layout (sub-blocks aligned in vectors). */
 static int mv_prime_rows_ok(const qk_mxbfp *c)
 {
@@ -491,6 +516,7 @@ static int mv_prime_rows_ok(const qk_mxbfp *c)
     if (ks & (ks - 1)) return 0;   /* a power of two: aligned groups of lanes */
     return ks < MV_W || ks % MV_W == 0;
 }
+#endif
 
 typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                           const qk_mxbfp *c);
@@ -506,28 +532,55 @@ typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, si
         if (inner == 1) mv_rows(K, R, mv_family_##N, x, y, outer, len, c);               \
         else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
     }
+/* The kinds compiled: rounding mode 0 of int8 and to_bfp (Quark's default) and mode 2 of
+ * int8 fixed at compile time, the rest of int8 / to_bfp and to_bfp_prime with the mode and
+ * the bfloat16 conversion read per vector. A layer may define MV_FALLBACK (a kernel of
+ * another instruction set this CPU also runs) to compile only the first three. */
 MV_RUN(MV_I8, 0, i8r0)       /* int8, rounding mode 0 */
-MV_RUN(MV_I8, -1, i8)        /* int8, modes 1 and 2 */
+MV_RUN(MV_I8, 2, i8r2)       /* int8, rounding mode 2 */
 MV_RUN(MV_FL, 0, fl)         /* the float element types */
-MV_RUN(MV_BFP, -1, bfp)      /* to_bfp */
+MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0, no bfloat16 conversion */
+#if !defined(MV_FALLBACK)
+MV_RUN(MV_I8, -1, i8)        /* int8, rounding mode 1 */
+MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
 MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
+#endif
 
 void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
               const qk_mxbfp *c)
 {
-    mv_run_fn run;
+    mv_run_fn run = NULL;
     switch (c->method) {
     case QK_MX_FLOAT: run = mv_run_fl; break;
-    case QK_MX_INT8: run = c->rounding ? mv_run_i8 : mv_run_i8r0; break;
-    case QK_BFP: run = mv_run_bfp; break;
+    case QK_MX_INT8:
+        if (c->rounding == 0) run = mv_run_i8r0;
+        else if (c->rounding == 2) run = mv_run_i8r2;
+#if !defined(MV_FALLBACK)
+        else run = mv_run_i8;
+#endif
+        break;
+    case QK_BFP:
+        if (c->rounding == 0 && !c->to_bfloat) run = mv_run_bfp0;
+#if !defined(MV_FALLBACK)
+        else run = mv_run_bfp;
+#endif
+        break;
     default:
+#if !defined(MV_FALLBACK)
         if (inner == 1 && !mv_prime_rows_ok(c)) {
             qk_mxbfp_scalar(x, y, outer, len, 1, c);
             return;
         }
         run = mv_run_prime;
+#endif
         break;
     }
+#if defined(MV_FALLBACK)
+    if (!run) {
+        MV_FALLBACK(x, y, outer, len, inner, c);
+        return;
+    }
+#endif
     run(x, y, outer, len, inner, c);
 }
 
