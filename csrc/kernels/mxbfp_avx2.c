@@ -6,7 +6,7 @@
 
 #include "mxbfp.h"
 
-#define MV_INLINE static inline __attribute__((always_inline))
+#define MV_INLINE static inline __attribute__((always_inline, unused))
 #define MV_UNROLL _Pragma("GCC unroll 16")
 #define MV_W 8
 typedef __m256 mvf;
@@ -28,12 +28,7 @@ MV_INLINE mvi mv_add(mvi a, mvi b) { return _mm256_add_epi32(a, b); }
 MV_INLINE mvi mv_sub(mvi a, mvi b) { return _mm256_sub_epi32(a, b); }
 MV_INLINE mvi mv_maxu(mvi a, mvi b) { return _mm256_max_epu32(a, b); }
 MV_INLINE mvi mv_minu(mvi a, mvi b) { return _mm256_min_epu32(a, b); }
-MV_INLINE mvi mv_maxs(mvi a, mvi b) { return _mm256_max_epi32(a, b); }
-MV_INLINE mvi mv_mins(mvi a, mvi b) { return _mm256_min_epi32(a, b); }
-#define mv_slli(a, n) _mm256_slli_epi32(a, n)
 #define mv_srli(a, n) _mm256_srli_epi32(a, n)
-MV_INLINE mvi mv_sllv(mvi a, mvi n) { return _mm256_sllv_epi32(a, n); }   /* n > 31: 0 */
-MV_INLINE mvi mv_srlv(mvi a, mvi n) { return _mm256_srlv_epi32(a, n); }
 MV_INLINE mvm mv_eq(mvi a, mvi b) { return _mm256_cmpeq_epi32(a, b); }
 MV_INLINE mvm mv_gts(mvi a, mvi b) { return _mm256_cmpgt_epi32(a, b); }
 MV_INLINE mvi mv_sel(mvm m, mvi a, mvi b) { return _mm256_blendv_epi8(b, a, m); }
@@ -54,7 +49,6 @@ MV_INLINE mvf mv_fma(mvf a, mvf b, mvf c) { return _mm256_fmadd_ps(a, b, c); }  
 MV_INLINE mvf mv_fnma(mvf a, mvf b, mvf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c - a b */
 MV_INLINE mvf mv_trunc(mvf v) { return _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 MV_INLINE mvf mv_rne(mvf v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-MV_INLINE mvf mv_cvtf(mvi v) { return _mm256_cvtepi32_ps(v); }
 
 /* the max of the lanes, in every lane */
 MV_INLINE mvi mv_hmaxu(mvi m)
@@ -74,11 +68,7 @@ MV_INLINE mvi MV_SWAP(mvi v, size_t s)
 
 /* the first k lanes (0 <= k <= 8) */
 static const uint32_t mv_ones[16] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
-static const uint32_t mv_exps[16] = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u,
-                                     0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
 MV_INLINE mvm mv_firstm(size_t k) { return _mm256_loadu_si256((const __m256i *)(mv_ones + 8 - k)); }
-/* the exponent field mask in the first k lanes */
-MV_INLINE mvi mv_emask(size_t k) { return _mm256_loadu_si256((const __m256i *)(mv_exps + 8 - k)); }
 
 /* lane r: the max of the lanes of f[r], r < 8 (unpacks within 128-bit halves, then across) */
 MV_INLINE mvi mv_reduce(const mvi *f)

@@ -64,7 +64,7 @@ static inline simde__m512 qsd_mm512_roundscale_ps(simde__m512 a, int imm)
 #include "mxbfp.h"
 
 #if defined(__GNUC__) || defined(__clang__)
-#define MV_INLINE static inline __attribute__((always_inline))
+#define MV_INLINE static inline __attribute__((always_inline, unused))
 #define MV_UNROLL _Pragma("GCC unroll 16")
 #else
 #define MV_INLINE static __forceinline
@@ -90,12 +90,7 @@ MV_INLINE mvi mv_add(mvi a, mvi b) { return _mm512_add_epi32(a, b); }
 MV_INLINE mvi mv_sub(mvi a, mvi b) { return _mm512_sub_epi32(a, b); }
 MV_INLINE mvi mv_maxu(mvi a, mvi b) { return _mm512_max_epu32(a, b); }
 MV_INLINE mvi mv_minu(mvi a, mvi b) { return _mm512_min_epu32(a, b); }
-MV_INLINE mvi mv_maxs(mvi a, mvi b) { return _mm512_max_epi32(a, b); }
-MV_INLINE mvi mv_mins(mvi a, mvi b) { return _mm512_min_epi32(a, b); }
-#define mv_slli(a, n) _mm512_slli_epi32(a, n)
 #define mv_srli(a, n) _mm512_srli_epi32(a, n)
-MV_INLINE mvi mv_sllv(mvi a, mvi n) { return _mm512_sllv_epi32(a, n); }   /* n > 31: 0 */
-MV_INLINE mvi mv_srlv(mvi a, mvi n) { return _mm512_srlv_epi32(a, n); }
 MV_INLINE mvm mv_eq(mvi a, mvi b) { return _mm512_cmpeq_epi32_mask(a, b); }
 MV_INLINE mvm mv_gts(mvi a, mvi b) { return _mm512_cmpgt_epi32_mask(a, b); }
 MV_INLINE mvi mv_sel(mvm m, mvi a, mvi b) { return _mm512_mask_blend_epi32(m, b, a); }
@@ -116,7 +111,6 @@ MV_INLINE mvf mv_fma(mvf a, mvf b, mvf c) { return _mm512_fmadd_ps(a, b, c); }  
 MV_INLINE mvf mv_fnma(mvf a, mvf b, mvf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c - a b */
 MV_INLINE mvf mv_trunc(mvf v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 MV_INLINE mvf mv_rne(mvf v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-MV_INLINE mvf mv_cvtf(mvi v) { return _mm512_cvtepi32_ps(v); }
 
 /* the max of the lanes, in every lane */
 MV_INLINE mvi mv_hmaxu(mvi m)
@@ -139,7 +133,6 @@ MV_INLINE mvi MV_SWAP(mvi v, size_t s)
 /* the first k lanes (0 <= k <= 16) */
 MV_INLINE mvm mv_firstm(size_t k) { return (mvm)((1u << k) - 1u); }
 MV_INLINE mvi mv_first(mvi v, size_t k) { return _mm512_maskz_mov_epi32(mv_firstm(k), v); }
-MV_INLINE mvi mv_emask(size_t k) { return _mm512_maskz_mov_epi32(mv_firstm(k), mv_seti(0x7f800000u)); }
 MV_INLINE mvf mv_ldpart(const float *p, size_t k) { return _mm512_maskz_loadu_ps(mv_firstm(k), p); }
 MV_INLINE void mv_stpart(float *p, mvf v, size_t k) { _mm512_mask_storeu_ps(p, mv_firstm(k), v); }
 

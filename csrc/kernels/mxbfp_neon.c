@@ -12,7 +12,7 @@
 #define MV_INLINE static __forceinline
 #define MV_UNROLL
 #else
-#define MV_INLINE static inline __attribute__((always_inline))
+#define MV_INLINE static inline __attribute__((always_inline, unused))
 #define MV_UNROLL _Pragma("GCC unroll 16")
 #endif
 #define MV_W 4
@@ -35,28 +35,7 @@ MV_INLINE mvi mv_add(mvi a, mvi b) { return vaddq_u32(a, b); }
 MV_INLINE mvi mv_sub(mvi a, mvi b) { return vsubq_u32(a, b); }
 MV_INLINE mvi mv_maxu(mvi a, mvi b) { return vmaxq_u32(a, b); }
 MV_INLINE mvi mv_minu(mvi a, mvi b) { return vminq_u32(a, b); }
-MV_INLINE mvi mv_maxs(mvi a, mvi b)
-{
-    return vreinterpretq_u32_s32(vmaxq_s32(vreinterpretq_s32_u32(a), vreinterpretq_s32_u32(b)));
-}
-MV_INLINE mvi mv_mins(mvi a, mvi b)
-{
-    return vreinterpretq_u32_s32(vminq_s32(vreinterpretq_s32_u32(a), vreinterpretq_s32_u32(b)));
-}
-#define mv_slli(a, n) vshlq_n_u32(a, n)
 #define mv_srli(a, n) vshrq_n_u32(a, n)
-/* shifts by lane: USHL takes the count's low byte, signed; counts here are 0 .. 31 or, where
- * the result is not used, other values */
-MV_INLINE mvi mv_sllv(mvi a, mvi n)
-{
-    mvi big = vcgtq_u32(n, vdupq_n_u32(31u));   /* > 31: 0, as x86's */
-    return vbicq_u32(vshlq_u32(a, vreinterpretq_s32_u32(n)), big);
-}
-MV_INLINE mvi mv_srlv(mvi a, mvi n)
-{
-    mvi big = vcgtq_u32(n, vdupq_n_u32(31u));
-    return vbicq_u32(vshlq_u32(a, vnegq_s32(vreinterpretq_s32_u32(n))), big);
-}
 MV_INLINE mvm mv_eq(mvi a, mvi b) { return vceqq_u32(a, b); }
 MV_INLINE mvm mv_gts(mvi a, mvi b) { return vcgtq_s32(vreinterpretq_s32_u32(a), vreinterpretq_s32_u32(b)); }
 MV_INLINE mvi mv_sel(mvm m, mvi a, mvi b) { return vbslq_u32(m, a, b); }
@@ -78,7 +57,6 @@ MV_INLINE mvf mv_fma(mvf a, mvf b, mvf c) { return vfmaq_f32(c, a, b); }    /* a
 MV_INLINE mvf mv_fnma(mvf a, mvf b, mvf c) { return vfmsq_f32(c, a, b); }   /* c - a b */
 MV_INLINE mvf mv_trunc(mvf v) { return vrndq_f32(v); }
 MV_INLINE mvf mv_rne(mvf v) { return vrndnq_f32(v); }
-MV_INLINE mvf mv_cvtf(mvi v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
 MV_INLINE mvi mv_hmaxu(mvi m) { return vdupq_n_u32(vmaxvq_u32(m)); }
 
 /* lane i exchanged with lane i ^ s */
@@ -90,10 +68,8 @@ MV_INLINE mvi MV_SWAP(mvi v, size_t s)
 
 /* the first k lanes (0 <= k <= 4) */
 static const uint32_t mv_ones[8] = {~0u, ~0u, ~0u, ~0u};
-static const uint32_t mv_exps[8] = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
 MV_INLINE mvm mv_firstm(size_t k) { return vld1q_u32(mv_ones + 4 - k); }
 MV_INLINE mvi mv_first(mvi v, size_t k) { return vandq_u32(v, mv_firstm(k)); }
-MV_INLINE mvi mv_emask(size_t k) { return vld1q_u32(mv_exps + 4 - k); }
 MV_INLINE mvf mv_ldpart(const float *p, size_t k)
 {
     float b[4] = {0.0f, 0.0f, 0.0f, 0.0f};

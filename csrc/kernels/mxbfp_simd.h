@@ -263,11 +263,18 @@ MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t s
     mvi A = mv_u(0u), A2 = mv_u(0u);   /* max |x|, two chains over alternate rows */
     mv_par p;
     size_t r = 0;
-    for (; r + 2 <= n; r += 2) {
-        mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
-        if (keep) stash[r] = v0, stash[r + 1] = v1;
-        A = mv_maxu(A, mv_abs(v0));
-        A2 = mv_maxu(A2, mv_abs(v1));
+    if (keep) {   /* the rows kept for the second pass */
+        for (; r + 2 <= n; r += 2) {
+            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
+            stash[r] = v0, stash[r + 1] = v1;
+            A = mv_maxu(A, mv_abs(v0));
+            A2 = mv_maxu(A2, mv_abs(v1));
+        }
+    } else {
+        for (; r + 2 <= n; r += 2) {
+            A = mv_maxu(A, mv_abs(mv_tload(x + r * st, k, tb)));
+            A2 = mv_maxu(A2, mv_abs(mv_tload(x + (r + 1) * st, k, tb)));
+        }
     }
     if (r < n) {
         mvf v0 = mv_tload(x + r * st, k, tb);
@@ -290,10 +297,17 @@ MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t s
         return 1;
     }
     mv_params(K, R, M, c, &p);
-    for (r = 0; r + 2 <= n; r += 2) {
-        mvf v0 = MV_ROW(r), v1 = MV_ROW(r + 1);
-        mv_tstore(y + r * st, mv_apply(K, R, v0, &p, c), k);
-        mv_tstore(y + (r + 1) * st, mv_apply(K, R, v1, &p, c), k);
+    if (keep) {
+        for (r = 0; r + 2 <= n; r += 2) {
+            mv_tstore(y + r * st, mv_apply(K, R, stash[r], &p, c), k);
+            mv_tstore(y + (r + 1) * st, mv_apply(K, R, stash[r + 1], &p, c), k);
+        }
+    } else {
+        for (r = 0; r + 2 <= n; r += 2) {
+            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
+            mv_tstore(y + r * st, mv_apply(K, R, v0, &p, c), k);
+            mv_tstore(y + (r + 1) * st, mv_apply(K, R, v1, &p, c), k);
+        }
     }
     if (r < n) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
 #undef MV_ROW
