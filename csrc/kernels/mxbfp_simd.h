@@ -187,8 +187,14 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
         return mv_i2f(mv_minu(mv_f2i(r), mv_or(p->f, sg)));
     }
     case MV_BFP: {   /* mxb_bfp: x / scale is one exact product here */
-        mvf q = mv_mulf(mv_round(mv_mulf(x, p->a), R, c), p->c);
-        return mv_maxf(mv_minf(q, p->d), p->g);
+        mvf q;
+        if (R == 0) {   /* trunc(x / scale + copysign(0.5 - 2^-25, x)) in one rounding */
+            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
+            q = mv_trunc(mv_fma(x, p->a, h));
+        } else {
+            q = mv_round(mv_mulf(x, p->a), R, c);
+        }
+        return mv_maxf(mv_minf(mv_mulf(q, p->c), p->d), p->g);
     }
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
