@@ -22,7 +22,11 @@ naming the node and the problem. Large tensors are split over the session's intr
 Models that also contain Quark's ExtendedInstanceNormalization or ExtendedLSTM need Quark's
 library for those: :func:`use_own_domain` moves the nodes qsimd computes to the domain
 ``com.qsimd.quark``, so both libraries can be registered in one session without claiming the
-same node.
+same node::
+
+    qsimd.ort.use_own_domain(model)                # qsimd's nodes -> com.qsimd.quark
+    so.register_custom_ops_library(quark_library)  # Quark's: instance norm, LSTM
+    qsimd.ort.register(so, own_domain_only=True)
 """
 from __future__ import annotations
 
@@ -47,11 +51,20 @@ def library_path() -> str:
     return os.path.abspath(_core.__file__)
 
 
-def register(session_options) -> None:
-    """Registers qsimd's ops with an ``onnxruntime.SessionOptions``."""
+#: Session config entry read by the library: the domains to register, comma-separated.
+DOMAINS_KEY = "qsimd.ort.domains"
+
+
+def register(session_options, *, own_domain_only: bool = False) -> None:
+    """Registers qsimd's ops with an ``onnxruntime.SessionOptions``: in all three domains, or
+    with `own_domain_only` in :data:`OWN_DOMAIN` alone (the session config entry
+    ``qsimd.ort.domains``), which leaves com.amd.quark and com.vai.quantize to Quark's own
+    library in the same session (see :func:`use_own_domain`)."""
     if not hasattr(session_options, "register_custom_ops_library"):
         raise TypeError("session_options must be an onnxruntime.SessionOptions, got "
                         f"{type(session_options).__name__}")
+    if own_domain_only:
+        session_options.add_session_config_entry(DOMAINS_KEY, OWN_DOMAIN)
     session_options.register_custom_ops_library(library_path())
 
 
@@ -91,4 +104,4 @@ def use_own_domain(model):
     return model
 
 
-__all__ = ["OWN_DOMAIN", "OPS", "library_path", "register", "use_own_domain"]
+__all__ = ["DOMAINS_KEY", "OWN_DOMAIN", "OPS", "library_path", "register", "use_own_domain"]

@@ -74,6 +74,8 @@ enum {
     QO_ReleaseTensorTypeAndShapeInfo = 99,
     QO_KernelInfoGetAttributeArray_float = 162,
     QO_KernelInfoGetAttributeArray_int64 = 163,
+    QO_HasSessionConfigEntry = 237,
+    QO_GetSessionConfigEntry = 238,
     QO_KernelInfo_GetNodeName = 244,
     QO_KernelContext_ParallelFor = 274
 };
@@ -117,6 +119,10 @@ typedef struct OrtStatus *(QO_CALL *qo_KernelContext_GetOutput_fn)(
     struct OrtValue **out);
 typedef void (QO_CALL *qo_ReleaseTensorTypeAndShapeInfo_fn)(
     struct OrtTensorTypeAndShapeInfo *info);
+typedef struct OrtStatus *(QO_CALL *qo_HasSessionConfigEntry_fn)(
+    const struct OrtSessionOptions *options, const char *key, int *out);
+typedef struct OrtStatus *(QO_CALL *qo_GetSessionConfigEntry_fn)(
+    const struct OrtSessionOptions *options, const char *key, char *value, size_t *size);
 typedef struct OrtStatus *(QO_CALL *qo_KernelInfo_GetNodeName_fn)(
     const struct OrtKernelInfo *info, char *out, size_t *size);
 typedef struct OrtStatus *(QO_CALL *qo_KernelContext_ParallelFor_fn)(

@@ -730,12 +730,55 @@ static struct OrtStatus *qo_make_domains(const void *api)
     return NULL;
 }
 
+/* The session config entry "qsimd.ort.domains" (comma-separated) chooses the domains to
+ * register; all three when it is absent. Only "com.qsimd.quark" lets Quark's own library,
+ * which claims com.amd.quark and com.vai.quantize, serve the same session. */
+#define QO_DOMAINS_KEY "qsimd.ort.domains"
+
+static struct OrtStatus *qo_chosen_domains(const void *api, struct OrtSessionOptions *options,
+                                           int *chosen)
+{
+    char value[128], *p, *end;
+    size_t n = sizeof value;
+    int has = 0;
+    struct OrtStatus *s = QO_FN(api, HasSessionConfigEntry)(options, QO_DOMAINS_KEY, &has);
+    if (s) return s;
+    *chosen = 7;
+    if (!has) return NULL;
+    if ((s = QO_FN(api, GetSessionConfigEntry)(options, QO_DOMAINS_KEY, value, &n))) {
+        QO_FN(api, ReleaseStatus)(s);
+        return QO_FN(api, CreateStatus)(QO_ORT_INVALID_ARGUMENT,
+                                        "qsimd: session config entry " QO_DOMAINS_KEY
+                                        " is too long (a comma-separated list of domains)");
+    }
+    value[sizeof value - 1] = 0;
+    *chosen = 0;
+    for (p = value; *p; p = *end ? end + 1 : end) {
+        int d;
+        size_t len;
+        end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        len = (size_t)(end - p);
+        for (d = 0; d < 3; d++)
+            if (strlen(qo_domain_names[d]) == len && !strncmp(p, qo_domain_names[d], len)) break;
+        if (d == 3) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "qsimd: session config entry " QO_DOMAINS_KEY
+                     " names an unknown domain '%.*s' (com.amd.quark, com.vai.quantize or "
+                     "com.qsimd.quark)", (int)(len > 64 ? 64 : len), p);
+            return QO_FN(api, CreateStatus)(QO_ORT_INVALID_ARGUMENT, msg);
+        }
+        *chosen |= 1 << d;
+    }
+    return NULL;
+}
+
 QO_EXPORT struct OrtStatus *QO_CALL RegisterCustomOps(struct OrtSessionOptions *options,
                                                        const qo_api_base *base)
 {
     const void *api = NULL;
     struct OrtStatus *s = NULL;
-    int parallel = 0;
+    int parallel = 0, chosen = 0;
     if (!base || !options) return NULL;
     if ((api = base->GetApi(QO_API_PARALLEL))) parallel = 1;
     else api = base->GetApi(QO_API_MIN);
@@ -745,10 +788,12 @@ QO_EXPORT struct OrtStatus *QO_CALL RegisterCustomOps(struct OrtSessionOptions *
         return QO_FN(old, CreateStatus)(
             QO_ORT_NOT_IMPLEMENTED, "qsimd's custom ops need onnxruntime 1.16 or later");
     }
+    if ((s = qo_chosen_domains(api, options, &chosen))) return s;
     qo_mutex(1);
     qo_parallel_available = parallel;
     s = qo_make_domains(api);
-    for (int d = 0; !s && d < 3; d++) s = QO_FN(api, AddCustomOpDomain)(options, qo_domains[d]);
+    for (int d = 0; !s && d < 3; d++)
+        if (chosen & (1 << d)) s = QO_FN(api, AddCustomOpDomain)(options, qo_domains[d]);
     qo_mutex(0);
     return s;
 }
