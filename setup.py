@@ -33,6 +33,12 @@ def read_sources():
 SOURCES = read_sources()
 CORE = [f for f, _ in SOURCES["core"]]
 ORT_GLUE = CSRC + "/ort/qsimd_ort.c"   # RegisterCustomOps, exported by the extension
+
+
+def _has_mxbfp_api() -> bool:
+    """Whether qsimd.h declares the MX / BFP C API that the glue's MX / BFP ops call."""
+    with open(os.path.join(HERE, CSRC, "include", "qsimd.h")) as f:
+        return "qsimd_mx_quantize_dequantize" in f.read()
 # MSVC has no per-extension switches below AVX2; SSE4.1 code needs none on x64.
 MSVC_FLAGS = {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}
 
@@ -139,7 +145,11 @@ class BuildExt(build_ext):
         objects = [o for r in results for o in r]
         # onnxruntime's custom-op entry point (qsimd.ort) lives in the extension, which so
         # shares the one copy of the core with it; it stays out of libqsimd.a
-        glue = compile_group(([ORT_GLUE], [] if msvc else NOALIGN))
+        glue = self.compiler.compile(
+            [ORT_GLUE], output_dir=self.build_temp, include_dirs=ext.include_dirs,
+            macros=ext.define_macros + ([("QSIMD_ORT_MXBFP", "1")] if _has_mxbfp_api() else []),
+            debug=self.debug, extra_postargs=common + ([] if msvc else NOALIGN),
+            depends=ext.depends)
         ext.extra_objects = objects + glue + list(ext.extra_objects or [])
         if not msvc:
             self._private_link(ext)

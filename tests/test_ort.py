@@ -103,6 +103,13 @@ HAS_MXBFP = _has_mxbfp()
 need_mxbfp = pytest.mark.skipif(not HAS_MXBFP, reason="this build has no MX / BFP C API")
 
 
+def test_mx_bfp_registered_when_the_c_api_has_them():
+    with open(os.path.join(ROOT, "csrc", "include", "qsimd.h")) as f:
+        declared = "qsimd_mx_quantize_dequantize" in f.read()
+    if LIB == qsimd.ort.library_path() and declared:
+        assert HAS_MXBFP, "the extension was built without its MX / BFP ops"
+
+
 def same(a, b):
     a, b = np.asarray(a), np.asarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()

@@ -33,7 +33,8 @@ static pthread_mutex_t qo_lock = PTHREAD_MUTEX_INITIALIZER;
 static void qo_mutex(int on) { if (on) pthread_mutex_lock(&qo_lock); else pthread_mutex_unlock(&qo_lock); }
 #endif
 
-/* The MX / BFP ops need qsimd_mx_quantize_dequantize / qsimd_bfp_quantize_dequantize. */
+/* The MX / BFP ops need qsimd_mx_quantize_dequantize / qsimd_bfp_quantize_dequantize: the
+ * builds (setup.py, CMake) define QSIMD_ORT_MXBFP when qsimd.h declares them. */
 #ifdef QSIMD_ORT_MXBFP
 #define QO_HAVE_MXBFP 1
 #else
