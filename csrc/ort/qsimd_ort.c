@@ -486,7 +486,8 @@ static int qo_run_piece(const qo_job *j, int64_t piece, qsimd_error *err)
         uint16_t negzero = 0x8000;
         for (int i = 0; i < ndim; i++) n *= shape[i];
         {
-            float *a = j->tmp + off, *b = j->tmp + j->x.n + off;
+            static float none[2];   /* empty or 0-d x: the op refuses or reads nothing */
+            float *a = j->tmp ? j->tmp + off : none, *b = j->tmp ? j->tmp + j->x.n + off : none;
             qsimd_tensor h = qo_tensor((uint16_t *)j->x.data + off, QSIMD_FLOAT16, ndim, shape);
             qsimd_tensor f = qo_tensor(a, QSIMD_FLOAT, ndim, shape);
             qsimd_tensor g = qo_tensor(b, QSIMD_FLOAT, ndim, shape);
