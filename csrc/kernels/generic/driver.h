@@ -404,7 +404,12 @@ QD_INLINE size_t qd_tile_k(size_t blk, size_t row, size_t erow, size_t kdim, siz
 {
     *step = *wrap = 0;
     if (kdim > 1) return kdim;
-    if (row && !erow && row % blk == 0 && row > blk) { *step = 1; *wrap = row / blk; return blk; }
+    /* (segments of whole chunks stay in the stretch loop: no faster as tiles) */
+    if (row && !erow && row % blk == 0 && row > blk && blk % QD_U) {
+        *step = 1;
+        *wrap = row / blk;
+        return blk;
+    }
     if (row && erow && blk >= row) { *step = erow; *wrap = (size_t)-1; return row; }
     return 0;
 }
@@ -802,12 +807,12 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
 #endif
     } else if (qd_float_in(dk)) {
         qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
-    } else if ((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) {
+    } else if (((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) && ok == QK_O_F32) {
         unsigned bits = dk == QK_D_B16 ? 16u : 8u;
         if (p->is_signed) qd_deq2(dk, ok, bits, 1, full, x, y, n, p);
         else qd_deq2(dk, ok, bits, 0, full, x, y, n, p);
-    } else {
-        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_P4 ? 4u : 2u;
+    } else {   /* (float16 / bfloat16 results: one loop, whose rounding costs more anyway) */
+        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
         qd_deq2(dk, ok, bits, p->is_signed != 0 ? 2 : 0, full, x, y, n, p);
     }
 }
