@@ -291,6 +291,45 @@ QD_INLINE qd_pv qd_const_pv(const qd_src *c)
     return pv;
 }
 
+/* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
+ * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
+ * broadcast vectors. */
+typedef struct qd_segw {
+    size_t e, segend, rowend;
+} qd_segw;
+
+QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned need)
+{
+    size_t end = w->segend, e;
+    if (end == w->rowend) {
+        w->e = w->rowend / c->row * c->erow;
+        w->rowend += c->row;
+    } else {
+        w->e++;
+    }
+    w->segend = end + c->blk < w->rowend ? end + c->blk : w->rowend;
+    e = w->e - c->ebase;
+    vf s = qv_set1(c->s[e]);
+    vf r = need & QD_R ? qv_set1(c->r[e]) : qv_set1(1.0f);
+    vf f = need & QD_F && c->f ? qv_set1(c->f[e]) : qv_set1(0.0f);
+    vi z = need & QD_Z && c->z ? qv_set1_i(c->z[e]) : qv_set1_i(0);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv->s[v] = s; pv->r[v] = r; pv->f[v] = f; pv->z[v] = z;
+    }
+}
+
+/* Back into c after a stretch that ended inside its segment (the stretch loop's caller moves
+ * c on when it ended on the segment's end). */
+QD_INLINE void qd_segw_put(qd_src *c, const qd_segw *w)
+{
+    if (w->segend == c->segend) return;   /* (segend only grows; e may wrap) */
+    c->e = w->e;
+    c->segend = w->segend;
+    c->rowend = w->rowend;
+    qd_seg_load(c);
+}
+
 /* How many elements from chunk position i on (absolute c->j) share the current entry, in
  * whole chunks up to lim (with segments on chunk boundaries, the stretch loop moves to the
  * next entry itself: all of them); 0 when the next chunk needs qd_src_next. */
@@ -315,7 +354,7 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
                           unsigned need, const qd_qk *k, int stream)
 {
     size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, pre, fin = 0;
+    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
     union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (uni && stream && ovl && mt >= QD_NT_MIN) {
         while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
@@ -323,25 +362,27 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         else t0 = 0;
     }
     for (pre = t0 > 0;;) {
-        size_t lim = fin ? mt : m, i0 = i, end;
+        size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
             unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
             /* with segments on chunk boundaries, one inner loop per segment, its entry in
-             * registers; the segment's end kept in a local (a store to y may alias c) */
-            for (size_t stop;; qd_seg_next(c)) {
-                qd_pv pv = qd_const_pv(c);
-                stop = !uni && c->sega ? i + (c->segend - c->j - (i - i0)) : end;
-                if (stop > end) stop = end;
+             * registers */
+            size_t jb = c->j - i0;   /* absolute position of element 0 */
+            qd_segw w = {c->e, c->segend, c->rowend};
+            qd_pv pv = qd_const_pv(c);
+            for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
+                stop = sega && w.segend - jb < end ? w.segend - jb : end;
                 for (; stop - i >= QD_U; i += QD_U) {
                     const char *xv[4] = QD_XV(x + i * xs, xs);
                     qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
                               d + qd_ybytes(yk, i - i0), &pv, k);
                 }
-                if (i == end || uni || !c->sega) break;
+                if (i == end || !sega) break;
             }
+            if (sega) qd_segw_put(c, &w);
             if (tobuf)
                 for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
                     qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
@@ -646,7 +687,7 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
                           int stream)
 {
     size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, pre, fin = 0;
+    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
     union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (uni && ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
         t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
@@ -655,22 +696,24 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
         nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
     for (pre = t0 > 0;;) {
-        size_t lim = fin ? mt : m, i0 = i, end;
+        size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {
             unsigned char *d = tobuf ? buf.b : y + i * os;
-            for (size_t stop;; qd_seg_next(c)) {   /* as in qd_qbody */
-                qd_pv pv = qd_const_pv(c);
-                stop = !uni && c->sega ? i + (c->segend - c->j - (i - i0)) : end;
-                if (stop > end) stop = end;
+            size_t jb = c->j - i0;   /* as in qd_qbody */
+            qd_segw w = {c->e, c->segend, c->rowend};
+            qd_pv pv = qd_const_pv(c);
+            for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
+                stop = sega && w.segend - jb < end ? w.segend - jb : end;
                 for (; stop - i >= QD_U; i += QD_U) {
                     const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
                     unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
                     qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
                 }
-                if (i == end || uni || !c->sega) break;
+                if (i == end || !sega) break;
             }
+            if (sega) qd_segw_put(c, &w);
             if (tobuf)
                 for (size_t b = 0; b < QD_NT * os; b += 64)
                     qv_stream64(y + i0 * os + b, buf.b + b);
