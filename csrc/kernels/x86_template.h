@@ -211,7 +211,7 @@ QT_INLINE vf qt_recip(vf v, vf s, vf r)
  * saturates like every larger one; what the clamp leaves unbounded is below: -inf, huge
  * negative quotients and NaN (which min passes through as its second operand) become
  * INT_MIN in the conversion, which the integer clamp (or qv_store4_lean's saturation) takes
- * to qmin, as CONTRACT.md rule 3 wants. (A negative scale would need max instead of min:
+ * to qmin, as docs/CONTRACT.md rule 3 wants. (A negative scale would need max instead of min:
  * such runs take the per-element form, qt_qvec.) */
 QT_INLINE vi qt_qraw1(int xk, int qk, const void *x, const qt_qvp *v)
 {
@@ -1059,7 +1059,7 @@ static void QT_N(minmax)(const float *x, size_t n, float *mn, float *mx)
 #define QT_QFN_B(xk, qk) QT_QFN(xk, qk, QK_Y_B8) QT_QFN(xk, qk, QK_Y_B16)
 
 /* Fused: float32 x with every output kind, and the byte outputs of the other rows a call
- * reaches without precision= (CONTRACT.md rule 1: the operands' own quotient precision). */
+ * reaches without precision= (docs/CONTRACT.md rule 1: the operands' own quotient precision). */
 QT_QFN_Y(QK_X_F32, QK_Q_F32)
 /* bfloat16 inputs; sse41.c leaves them to scalar.c (QV_BF16_IN 0: CPUs without AVX2) */
 #if !defined(QV_BF16_IN) || QV_BF16_IN
@@ -1079,10 +1079,11 @@ QT_QFN_B(QK_X_F16, QK_Q_F16)
  * through a fused entry:
  * - packed 4-/2-bit outputs of the natural rows: the row's byte entry (codes masked to the
  *   field) into the buffer, then packed (qt_pack);
- * - rows only precision= reaches: quotients into a float32 buffer (qt_quots: those of rule 1
- *   by division, or with reciprocals the per-element form's q, which rounds to the same
- *   integer), then the float32 row with every scale 1: q / 1 is q exactly, so its clamp,
- *   rounding and zero point see the same quotient. The C parity test checks every entry. */
+ * - rows only precision= reaches: quotients into a float32 buffer (qt_quots: those of
+ *   docs/CONTRACT.md rule 1 by division, or with reciprocals the per-element form's q, which
+ *   rounds to the same integer), then the float32 row with every scale 1: q / 1 is q
+ *   exactly, so its clamp, rounding and zero point see the same quotient. The C parity test
+ *   checks every entry. */
 
 #ifndef QT_CH
 #define QT_CH 1024   /* elements per chunk: a multiple of 4 * QV_W */
@@ -1177,7 +1178,7 @@ QT_NOINLINE void qt_pack_staged(qk_quant_fn b8, int yk, size_t xs, const void *x
 
 /* One vector of the quotients of precision qk that a fused entry would convert to integers:
  * with reciprocals (rec), the per-element form's q of qt_qrawe (which rounds to the integer
- * of the correctly rounded quotient); else the quotient of CONTRACT.md rule 1 itself, by
+ * of the correctly rounded quotient); else the quotient of docs/CONTRACT.md rule 1 itself, by
  * division, as scalar.c (x widened, rounded to the precision, divided by s, which is already
  * in it, and rounded again); cast: float32(x) alone. */
 QT_INLINE vf qt_quot1(int xk, int qk, int rec, int cast, const void *x, vf s, vf r)
