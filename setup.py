@@ -49,7 +49,7 @@ ARM_KERNELS = _kernels(("neon",))
 # keeps -g for developers; sanitizer builds (QSIMD_SANITIZE) keep theirs too.
 DEBUG = bool(os.environ.get("QSIMD_DEBUG") or os.environ.get("QSIMD_SANITIZE"))
 # The Cython module and the baseline C core are call-bound code: unpadded (~13 KB less of
-# .text, the bar of issue 13 being 1.0 MB on x86-64); the kernel files keep gcc's alignment.
+# .text against a 1.0 MB wheel on x86-64); the kernel files keep gcc's alignment.
 def _cc_is_gcc() -> bool:
     """Whether the C compiler is gcc (clang, Apple's "gcc" included, warns on -fno-align-jumps,
     -loops and -labels, an error under -Werror)."""

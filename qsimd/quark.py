@@ -6,7 +6,7 @@ accept them directly (as `output_dtype` or as the zero point's dtype); this modu
 them Quark's names and argument names, and refuses types outside Quark's list, for code moving
 over from Quark's custom-op library.
 
-Numerics (CONTRACT.md):
+Numerics (docs/CONTRACT.md):
 - int32 / uint32 outputs: ``saturate(round_half_even(x / scale) + zero_point)`` as for the ONNX
   integer types, clamped in double (so 2**31 never wraps), the zero point exact.
 - float16 / bfloat16 outputs: ``to_type(x / scale + zero_point)``, NOT rounded to an integer.

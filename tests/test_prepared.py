@@ -78,7 +78,7 @@ def test_options_equal_function(isa):
 
 
 def test_nan_follows_contract():
-    # CONTRACT.md: NaN -> the output type's minimum for integer outputs, NaN for float8
+    # docs/CONTRACT.md: NaN -> the output type's minimum for integer outputs, NaN for float8
     x = np.array([np.nan, 1.0], np.float32)
     assert qsimd.Quantizer(0.1, np.int8(5))(x).tolist() == [-128, 15]
     assert qsimd.Quantizer(np.array([0.1, 0.5], np.float32), np.uint8([3, 4]),
