@@ -216,7 +216,12 @@ class BuildExt(build_ext):
                 self.copy_tree(src, os.path.join(HERE, "qsimd", sub))
 
 
-define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION")] + KERNEL_MACROS
+# NumPy's C API as of the oldest NumPy the package admits (pyproject.toml: numpy>=1.25). Without
+# it the default depends on the NumPy built against (1.21 for NumPy 2.2, which pip picks on
+# CPython 3.10), and below 1.22 the headers do not declare PyDataMem_SetHandler: the extension
+# then built with an implicit declaration and failed at import with an undefined symbol.
+define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION"),
+                 ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION")] + KERNEL_MACROS
 if os.name != "nt":
     define_macros.append(("_GNU_SOURCE", "1"))
 
@@ -228,7 +233,9 @@ ext = Extension(
     define_macros=define_macros,
     depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
-    ["-O2", "-ffp-contract=off", "-fvisibility=hidden"] + NOALIGN
+    ["-O2", "-ffp-contract=off", "-fvisibility=hidden",
+     # a C API function the headers do not declare must fail the build, not the import
+     "-Werror=implicit-function-declaration"] + NOALIGN
     + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,
     extra_link_args=(["-fsanitize=" + os.environ["QSIMD_SANITIZE"]] if os.environ.get("QSIMD_SANITIZE") else []),
 )

@@ -114,6 +114,10 @@ auditwheel show "$tmp"/dist/*.whl | tee "$tmp/aw.txt"
 grep -q "manylinux_" "$tmp/aw.txt"
 unzip -l "$tmp"/dist/*.whl | grep -E "qsimd/(include/qsimd.h|lib/libqsimd.a)" >/dev/null \
     && echo "   wheel ships qsimd.h and libqsimd.a"
+# the licence text in both (pyproject.toml's license-files)
+unzip -l "$tmp"/dist/*.whl | grep -q "dist-info/licenses/LICENSE" &&
+    tar tzf "$tmp"/dist/*.tar.gz | grep -q "^qsimd-[^/]*/LICENSE$" &&
+    echo "   LICENSE in the wheel and the sdist" || { echo "LICENSE missing" >&2; exit 1; }
 echo "-- size gate (budgets, no debug info, exported and global symbols)"
 python .ci/size_gate.py "$tmp"/dist/*.whl
 echo "-- no RUNPATH in the extension"

@@ -146,3 +146,16 @@ def test_cmake_isa_options_and_find_package(tmp_path):
                  for n in gate.Elf(body).defined_globals(2)]
         assert names and all(n.startswith("qsimd_") for n in names), names
     assert list(prefix.rglob("qsimdConfig.cmake")) and list(prefix.rglob("qsimd.pc"))
+
+
+def test_license_in_installed_metadata():
+    """The distribution ships the Apache-2.0 text (License-File) beside its SPDX expression."""
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("qsimd")
+    except md.PackageNotFoundError:
+        pytest.skip("qsimd is not installed (an in-place build on the path)")
+    assert dist.metadata["License-Expression"] == "Apache-2.0"
+    assert "LICENSE" in (dist.metadata.get_all("License-File") or [])
+    texts = [f.read_text() for f in dist.files or [] if f.name == "LICENSE"]
+    assert texts and "Apache License" in texts[0] and "Version 2.0, January 2004" in texts[0]
