@@ -231,7 +231,7 @@ ext = Extension(
     sources=["qsimd/_core.pyx", "qsimd/_result_cache.c"],
     include_dirs=[np.get_include(), "csrc/include", "csrc"],
     define_macros=define_macros,
-    depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
+    depends=depends + ["qsimd/_result_cache.h", "qsimd/_dlpack.h"] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
     ["-O2", "-ffp-contract=off", "-fvisibility=hidden",
      # a C API function the headers do not declare must fail the build, not the import

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from . import _args, _core, _pieces
+from . import _args, _arrays, _core, _pieces
 from ._dtypes import (
     CODE_TO_DTYPE,
     DQ_INPUT_CODES,
@@ -36,6 +36,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     """QuantizeLinear's parameters and attributes, validated and converted (shared by
     quantize_linear and Quantizer)."""
     scale, st = _args.float_input(scale, "scale", Q_SCALE_CODES, False, limit)
+    zero_point, = _arrays.arrays((zero_point, "zero_point"))
     ot = None
     if output_dtype is not None and not _args.is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
@@ -106,6 +107,7 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                             precision, packed, out, num_threads)
     if y is not None:   # None: some argument needs the work below
         return y
+    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
     if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
         pk = packed is True or (type(packed) in (int, np.bool_) and packed == 1)
         bits = _pieces.packed_bits(output_dtype, zero_point) if pk else 0
@@ -148,6 +150,8 @@ def _packed_input(x: PackedTensor):
     data = x.data
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(data, np.uint8)
+    else:
+        data, = _arrays.arrays((data, "x.data"))
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
         raise TypeError("x.data must be a uint8 array or bytes")
     try:
@@ -195,6 +199,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
         data, xt, like = _packed_input(x)
         return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
                            output_dtype, out, num_threads)
+    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
     if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
         r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
                         lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
@@ -202,7 +207,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
         if r is not None:
             return _args.finish(*r)
     zp_code = None
-    if isinstance(zero_point, np.ndarray):
+    if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
     x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
     return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
@@ -242,6 +247,7 @@ def dynamic_quantize_linear(x, *, out=None):
     r = _core.dynamic_quantize_fast(x, out)
     if r is not None:
         return r
+    x, = _arrays.arrays((x, "x"))
     if _pieces.wanted(x) and x.dtype.newbyteorder("=") == _F32:
         r = _pieces.dynamic(x, lambda: _args.output(out, x.shape, np.dtype(np.uint8), (x,)),
                             quantize_linear, dynamic_quantize_linear)
@@ -330,6 +336,8 @@ def _private(a):
 
 
 def _param_repr(a) -> str:
+    if not isinstance(a, np.ndarray):   # a Dequantizer's Python-data zero point
+        return repr(a)
     if a.ndim == 0:
         return f"{a.dtype.name}({str(a[()])})"   # str: the shortest repr of that type
     return f"<{a.dtype.name} array of shape {a.shape}>"
@@ -340,8 +348,11 @@ def _check_prepared_x(x, scale, axis, block_size, opname):
     operator's scale is fixed, so the argument at fault is x."""
     if block_size or scale.ndim != 1 or scale.size <= 1:
         return
-    shape = x.shape if isinstance(x, np.ndarray) else (
-        tuple(x.shape) if isinstance(x, PackedTensor) else np.shape(x))
+    try:   # any array-like's shape; the plain function reports what is wrong with x
+        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else getattr(x, "shape", None)
+        shape = tuple(int(d) for d in (np.shape(x) if shape is None else shape))
+    except Exception:   # noqa: BLE001
+        return
     r = len(shape)
     if not -r <= axis < r or shape[axis] != scale.size:
         raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
@@ -372,14 +383,14 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     """Dequantizer.__init__ (qsimd._core)."""
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
+    zero_point, = _arrays.arrays((zero_point, "zero_point"))
+    if zero_point is not None and not isinstance(zero_point, np.ndarray) and (
+            DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
+            or not isinstance(zero_point, np.generic)):
+        # Python data: dequantize_linear gives it x's type, so every call does the same
+        return _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size,
+                                           output_dtype, num_threads)
     if zero_point is not None:
-        if not isinstance(zero_point, np.ndarray):
-            a = np.asarray(zero_point)   # NumPy scalars keep their dtype
-            if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
-                # dequantize_linear gives a Python zero point x's type, unknown here
-                raise TypeError("zero_point of a Dequantizer must be a NumPy array or scalar "
-                                "of the quantized type (e.g. np.uint8(128)), got "
-                                f"{type(zero_point).__name__}")
         zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
     if output_dtype is None or _args.is_zero_code(output_dtype):
         ot = None
@@ -400,6 +411,42 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
         return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot, out=out,
                    num_threads=num_threads)
     self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
+                slow)
+
+
+def _dq_output(output_dtype):
+    if output_dtype is None or _args.is_zero_code(output_dtype):
+        return None
+    ot = resolve(output_dtype, "output_dtype")
+    if ot not in DQ_OUTPUT_CODES:
+        raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
+                        f"got {name_of(ot)}")
+    return ot
+
+
+def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, output_dtype,
+                                num_threads):
+    """A Dequantizer whose zero point is Python data (numbers or lists): its type is each
+    x's, as in dequantize_linear, so every call takes that function's path."""
+    a = np.asarray(zero_point)
+    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+        raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    ot = _dq_output(output_dtype)
+    axis = _args.attr64(axis, "axis")
+    block_size = _args.attr64(block_size, "block_size")
+    _check_prepared_params(scale, a, block_size)
+    threads = _args.threads(num_threads)
+    scale = _private(scale)
+    zp = a.tolist()   # Python data again, as given (a private copy)
+    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
+
+    def slow(x, out, _dq=dequantize_linear):
+        _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+        return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size, output_dtype=ot,
+                   out=out, num_threads=num_threads)
+    self._setup(False, scale, st, None, -1, ot or 0, axis, block_size, 1, 0, False, threads,
                 slow)
 
 
@@ -467,6 +514,7 @@ def pack(a) -> np.ndarray:
     """ml_dtypes int4 / uint4 / int2 / uint2 / float4_e2m1fn / float6_e2m3fn / float6_e3m2fn
     array -> ONNX raw bytes (uint8, 1-D): element 0 in the lowest bits, zero padding; 6-bit
     codes go 4 to 3 bytes (ceil(n * 6 / 8) bytes in all)."""
+    a, = _arrays.arrays((a, "a"))
     if not isinstance(a, np.ndarray):
         raise TypeError(f"a must be a numpy array with a 6-, 4- or 2-bit dtype, got "
                         f"{type(a).__name__}")
@@ -508,7 +556,8 @@ def unpack(data, dtype, shape) -> np.ndarray:
     if isinstance(data, (bytes, bytearray, memoryview)):
         b = np.frombuffer(data, dtype=np.uint8)
     else:
-        b = np.asarray(data)
+        b, = _arrays.arrays((data, "data"))
+        b = np.asarray(b)
         if b.dtype not in (np.uint8, np.int8):
             raise TypeError(f"data must be bytes or a uint8 array, got {b.dtype}")
         b = b.reshape(-1).view(np.uint8)

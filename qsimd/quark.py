@@ -33,8 +33,7 @@ import operator
 
 import numpy as np
 
-from . import _core
-from . import _args
+from . import _args, _arrays, _core
 from ._api import dequantize_linear, quantize_linear
 from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 
@@ -63,6 +62,7 @@ def extended_quantize_linear(x, y_scale, y_zero_point=None, *, axis=1, output_dt
                              out=None, num_threads=None):
     """ExtendedQuantizeLinear: the zero point's dtype (or `output_dtype`) selects the output
     type among :data:`QUARK_TYPES`; uint8 with zero point 0 when neither is given."""
+    y_zero_point, = _arrays.arrays((y_zero_point, "y_zero_point"))
     if output_dtype is not None:
         _check(resolve(output_dtype, "output_dtype"), "output_dtype")
     elif isinstance(y_zero_point, (np.ndarray, np.generic)) and \
@@ -81,6 +81,7 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
     """ExtendedDequantizeLinear: x of one of :data:`QUARK_TYPES`; the result has the scale's
     type (float32 in Quark)."""
     if not (type(x) is np.ndarray and x.dtype in _QUARK_DTYPES):
+        x, x_zero_point = _arrays.arrays((x, "x"), (x_zero_point, "x_zero_point"))
         hint = _array_code(x_zero_point) if x_zero_point is not None else None
         _, code = _args.typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
                                     tuple(CODE_TO_DTYPE))
@@ -128,9 +129,12 @@ def _blocked(x, p, axis, block_size, rounding_mode, num_threads):
     ints in range): x as C-contiguous float32 (float16 x computes in float32 and rounds back,
     as Quark's op casts), the arguments checked, then the kernel; p as _core.mxbfp takes it."""
     if type(x) is not np.ndarray:
-        x = np.asarray(x)
-        if x.dtype == np.float64:
-            x = x.astype(np.float32)
+        a = _arrays.array_like(x, "x")
+        if a is None:   # Python data: floats become float32 (a NumPy float64 is refused)
+            a = np.asarray(x)
+            if a.dtype == np.float64 and not isinstance(x, np.generic):
+                a = a.astype(np.float32)
+        x = a
     dt = x.dtype
     half = dt == _F16
     if dt != _F32 and not half:
@@ -271,7 +275,9 @@ def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
         raise ValueError(f"element_dtype {element_dtype!r}: this build of qsimd has no "
                          f"{name} type") from None
     if not isinstance(x, np.ndarray):
-        x = np.asarray(x, np.float32)
+        a = _arrays.array_like(x, "x")
+        x = a if a is not None else np.asarray(x) if isinstance(x, np.generic) else \
+            np.asarray(x, np.float32)   # Python data
     if x.dtype.newbyteorder("=") != np.dtype(np.float32):
         raise TypeError(f"x must be float32, got {x.dtype}")
     if x.ndim == 0:
