@@ -344,19 +344,20 @@ def _param_repr(a) -> str:
 
 
 def _check_prepared_x(x, scale, axis, block_size, opname):
-    """The general path's message names scale for a per-axis length mismatch; a prepared
-    operator's scale is fixed, so the argument at fault is x."""
+    """After the plain call raised ValueError: when x's shape does not fit the per-axis
+    scale, say so naming x (the plain call's message names scale, but a prepared operator's
+    scale is fixed, so the argument at fault is x)."""
     if block_size or scale.ndim != 1 or scale.size <= 1:
         return
-    try:   # any array-like's shape; the plain function reports what is wrong with x
-        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else getattr(x, "shape", None)
-        shape = tuple(int(d) for d in (np.shape(x) if shape is None else shape))
+    try:   # an array's or Python data's shape; the plain function reports what is wrong
+        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
+        shape = tuple(operator.index(d) for d in shape)
     except Exception:   # noqa: BLE001
         return
     r = len(shape)
     if not -r <= axis < r or shape[axis] != scale.size:
         raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
-                         f"needs x.shape[{axis}] == {scale.size}")
+                         f"needs x.shape[{axis}] == {scale.size}") from None
 
 
 def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, saturate,
@@ -371,10 +372,14 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
 
     def slow(x, out, _q=quantize_linear):
-        _check_prepared_x(x, scale, axis, block_size, "Quantizer")
-        return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
-                  saturate=sat, precision=prec or None, packed=packed, out=out,
-                  num_threads=num_threads)
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
+                      saturate=sat, precision=prec or None, packed=packed, out=out,
+                      num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Quantizer")
+            raise
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
                 slow)
 
@@ -391,7 +396,8 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
         return _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size,
                                            output_dtype, num_threads)
     if zero_point is not None:
-        zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
+        # any type, as dequantize_linear: one that is not x's fails each call, as it does there
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, tuple(CODE_TO_DTYPE))
     if output_dtype is None or _args.is_zero_code(output_dtype):
         ot = None
     else:
@@ -407,9 +413,13 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
 
     def slow(x, out, _dq=dequantize_linear):
-        _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-        return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot, out=out,
-                   num_threads=num_threads)
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot,
+                       out=out, num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+            raise
     self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
                 slow)
 
@@ -443,9 +453,13 @@ def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, o
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
 
     def slow(x, out, _dq=dequantize_linear):
-        _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-        return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size, output_dtype=ot,
-                   out=out, num_threads=num_threads)
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size,
+                       output_dtype=ot, out=out, num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+            raise
     self._setup(False, scale, st, None, -1, ot or 0, axis, block_size, 1, 0, False, threads,
                 slow)
 

@@ -153,7 +153,10 @@ def _blocked(x, p, axis, block_size, rounding_mode, num_threads):
     y = _core.mxbfp(x, p, ax, bs, mode, threads)
     if y is None:   # x was not aligned: a copy is
         y = _core.mxbfp(x.copy(), p, ax, bs, mode, threads)
-    return y.astype(np.float16) if half else y
+    if half:
+        with np.errstate(over="ignore"):   # beyond float16's range is inf, as Quark's cast
+            y = y.astype(np.float16)
+    return y
 
 
 def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0, *,
