@@ -446,8 +446,7 @@ def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, o
     ot = _dq_output(output_dtype)
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    _check_prepared_params(scale, a, block_size)
-    threads = _args.threads(num_threads)
+    threads = _args.threads(num_threads)   # shapes: checked per call, after x's type
     scale = _private(scale)
     zp = a.tolist()   # Python data again, as given (a private copy)
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
@@ -592,9 +591,9 @@ def unpack(data, dtype, shape) -> np.ndarray:
         raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
                          f"needs {need}")
     if bits == 6:
-        g = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
-        g[: b.size] = b
-        g = g.reshape(-1, 3)
+        flat = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
+        flat[: b.size] = b
+        g = flat.reshape(-1, 3)
         codes = np.empty((g.shape[0], 4), np.uint8)
         codes[:, 0] = g[:, 0] & np.uint8(0x3F)
         codes[:, 1] = (g[:, 0] >> np.uint8(6)) | ((g[:, 1] & np.uint8(0x0F)) << np.uint8(2))
