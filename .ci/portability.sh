@@ -118,6 +118,11 @@ unzip -l "$tmp"/dist/*.whl | grep -E "qsimd/(include/qsimd.h|lib/libqsimd.a)" >/
 unzip -l "$tmp"/dist/*.whl | grep -q "dist-info/licenses/LICENSE" &&
     tar tzf "$tmp"/dist/*.tar.gz | grep -q "^qsimd-[^/]*/LICENSE$" &&
     echo "   LICENSE in the wheel and the sdist" || { echo "LICENSE missing" >&2; exit 1; }
+# the typing marker and the stubs of the compiled module and the public API
+for f in py.typed _core.pyi __init__.pyi quark.pyi onnx.pyi; do
+    unzip -l "$tmp"/dist/*.whl | grep -q "qsimd/$f\$" || { echo "wheel lacks qsimd/$f" >&2; exit 1; }
+done
+echo "   py.typed and the stubs in the wheel"
 echo "-- size gate (budgets, no debug info, exported and global symbols)"
 python .ci/size_gate.py "$tmp"/dist/*.whl
 echo "-- no RUNPATH in the extension"

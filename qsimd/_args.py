@@ -75,7 +75,7 @@ def float_input(value, argname: str, codes, ints_exact: bool,
         elif not isinstance(value, np.generic) and a.dtype in (np.float64, np.longdouble):
             a = a.astype(np.float32)   # Python floats and lists
     code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
-    if code not in codes:
+    if code is None or code not in codes:
         hint = " (cast it to float32 first: qsimd never rounds it silently)" \
             if a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
         raise TypeError(f"{argname} must be {names(codes)}, got {a.dtype}{hint}")
@@ -114,7 +114,7 @@ def typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.n
             return python_ints(a, code_hint, argname), code_hint
     value = a
     code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
-    if code not in codes:
+    if code is None or code not in codes:
         raise TypeError(f"{argname} must have a quantized type ({names(codes)}), "
                         f"got {value.dtype}")
     check_size(value, argname, limit)

@@ -87,17 +87,17 @@ def resolve(spec, argname: str) -> int:
         key = spec.strip().lower()
         if key.startswith("tensorproto."):
             key = key[len("tensorproto."):]
-        code = _ONNX_NAMES.get(key.replace("_", ""))
-        if code is not None:
-            return code
+        named = _ONNX_NAMES.get(key.replace("_", ""))
+        if named is not None:
+            return named
     try:
         dt = np.dtype(spec)
     except TypeError:
         raise TypeError(f"{argname}: {spec!r} is not a dtype") from None
-    code = DTYPE_TO_CODE.get(dt.newbyteorder("="))
-    if code is None:
+    found = DTYPE_TO_CODE.get(dt.newbyteorder("="))
+    if found is None:
         raise TypeError(f"{argname}: dtype {dt} is not a quantization type")
-    return code
+    return found
 
 
 class PackedTensor(NamedTuple):

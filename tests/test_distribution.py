@@ -159,3 +159,11 @@ def test_license_in_installed_metadata():
     assert "LICENSE" in (dist.metadata.get_all("License-File") or [])
     texts = [f.read_text() for f in dist.files or [] if f.name == "LICENSE"]
     assert texts and "Apache License" in texts[0] and "Version 2.0, January 2004" in texts[0]
+
+
+def test_typing_marker_and_stubs_beside_the_package():
+    """py.typed and the stubs sit beside the modules they describe (the wheel ships them:
+    pyproject.toml's package-data, checked in .ci/portability.sh)."""
+    here = os.path.dirname(os.path.abspath(qsimd.__file__))
+    for f in ("py.typed", "_core.pyi", "__init__.pyi", "quark.pyi", "onnx.pyi"):
+        assert os.path.exists(os.path.join(here, f)), f
