@@ -73,31 +73,46 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                     saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
+    Arrays may be NumPy / ml_dtypes arrays, tensors of other libraries (PyTorch, JAX: any
+    object with ``__dlpack__``, on the CPU) or buffers, all read where they are, without a
+    copy; Python data is converted (floats to float32). A float64 array, tensor or NumPy
+    scalar is a TypeError, never rounded silently.
+
     x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
+
     scale: float32, float16, bfloat16, int32 or float8_e8m0fnu; one element (per-tensor), 1-D
     of length ``x.shape[axis]`` (per-axis), or x's shape with ``ceil(D / block_size)`` entries
     along `axis` (blocked).
+
     zero_point: None, or scale's shape; its dtype is the output type.
+
     output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
     types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored),
     float4_e2m1fn (zero point added in float, saturates at +-6) and, from opset 28,
     float6_e2m3fn / float6_e3m2fn (as float4, saturating at +-7.5 / +-28); AMD Quark's int32,
     uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
     integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
+
     saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
     values that round past it become inf (e5m2) or NaN.
+
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
+
     packed: for 6-, 4- and 2-bit outputs, return a PackedTensor (data, dtype, shape): the ONNX
     raw bytes (uint8, 1-D; 6-bit: 4 codes in 3 bytes, element 0 in the lowest bits) with the
     element type and x's shape, which dequantize_linear reads as it is; `out` is then the
     uint8 array for the bytes (``result.data`` is `out`).
-    out: an array of exactly the result's shape and dtype to write into (any layout; a
-    big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
-    zero_point, partly or exactly (in place): the result is then computed into a temporary
-    and copied into `out`, so it always equals the non-overlapping call.
+
+    out: an array (or a writable tensor or buffer) of exactly the result's shape and dtype to
+    write into, returned as the result (any layout; a big-endian `out` receives the values in
+    its byte order). `out` may overlap x, scale or zero_point, partly or exactly (in place):
+    the result is then computed into a temporary and copied into `out`, so it always equals
+    the non-overlapping call.
+
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
 
+    Returns a NumPy array of x's shape (a PackedTensor with ``packed=True``; `out` if given).
     Inputs in any byte order and layout are read by value (big-endian arrays are converted).
     Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
     `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
@@ -179,17 +194,20 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
     point absent or zero), float4_e2m1fn (zero point ignored) and float6_e2m3fn /
     float6_e3m2fn (``(float32(x) - float32(zero_point)) * scale``, opset 28) as ml_dtypes
-    arrays, a PackedTensor of 6-, 4- or 2-bit data, or AMD Quark's uint32, float16 and bfloat16
+    arrays or tensors, a PackedTensor of 6-, 4- or 2-bit data (ONNX raw bytes, read without
+    unpacking), or AMD Quark's uint32, float16 and bfloat16
     (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
-    when that is an array, else int32.
+    when that is an array or a NumPy scalar, else int32.
+
     scale: float32, float16, bfloat16 or float8_e8m0fnu.
+
     The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
     given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
     rounds them), as the ONNX reference does.
-    x may also be a PackedTensor (ONNX raw 6/4/2-bit bytes), read without unpacking.
-    out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
-    packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
-    call).
+
+    Arrays of other libraries, out, byte order, errors and threads: as for quantize_linear
+    (`out` may overlap x, its packed bytes, scale or zero_point, even exactly: the result
+    equals the non-overlapping call).
     """
     y = _core.dequantize_fast(x, scale, zero_point, axis, block_size, output_dtype, out,
                               num_threads)

@@ -1,5 +1,6 @@
 # Types of the compiled bridge (qsimd/_core.pyx). Private: the public API is qsimd's.
 from collections.abc import Callable
+from types import GenericAlias
 from typing import Any, Generic, Literal, SupportsIndex, TypeVar, overload
 
 from typing_extensions import disjoint_base
@@ -51,6 +52,8 @@ class Quantizer(_Prepared, Generic[_R]):
     def output_dtype(self) -> np.dtype[Any]: ...
     @property
     def saturate(self) -> bool: ...
+    @classmethod
+    def __class_getitem__(cls, item: Any) -> GenericAlias: ...
 
 class Dequantizer(_Prepared):
     """DequantizeLinear with its parameters prepared once; a call equals dequantize_linear."""

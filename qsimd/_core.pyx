@@ -1411,6 +1411,12 @@ cdef class Quantizer(_Prepared):
     output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
     saturate = property(lambda self: self._args[5])
 
+    @classmethod
+    def __class_getitem__(cls, item):
+        """Quantizer[np.ndarray] / Quantizer[qsimd.PackedTensor]: what a call returns, for
+        annotations (the stubs make Quantizer generic over it)."""
+        return _GenericAlias(cls, item)
+
     def __reduce__(self):
         return _api_mod()._reduce_prepared(self)
 
@@ -1442,6 +1448,8 @@ cdef class Dequantizer(_Prepared):
     def __repr__(self):
         return _api_mod()._repr_prepared(self)
 
+
+from types import GenericAlias as _GenericAlias
 
 cdef object _api_cached = None
 

@@ -297,9 +297,9 @@ def split_boundary(model, inputs=None, outputs=None):
 
     - float16 x with a float16 scale: onnxruntime divides in float32, the reference (and
       qsimd) rounds the quotient to float16 first (int16, 2048 / 0.30005: 6826 against 6824);
-    - float8 with ``saturate=0``: float8e4m3fn gives 448 for |x / scale| in [480, 496) where
-      the reference gives NaN; float8e5m2 gives NaN where the reference gives inf, in
-      [61440, 65536);
+    - float8 with ``saturate=0``: float8e4m3fn gives 448 where the reference gives NaN, for
+      quotients of magnitude in [480, 496); float8e5m2 gives NaN where the reference gives
+      inf, in [61440, 65536);
     - graph optimizations: at ORT_ENABLE_EXTENDED and above onnxruntime fuses
       QuantizeLinear -> DequantizeLinear -> MatMul (and kin) into integer kernels such as
       QLinearMatMul, which are not exact on every CPU (int8 activations on AVX2 without

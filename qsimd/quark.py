@@ -7,6 +7,7 @@ them Quark's names and argument names, and refuses types outside Quark's list, f
 over from Quark's custom-op library.
 
 Numerics (docs/CONTRACT.md):
+
 - int32 / uint32 outputs: ``saturate(round_half_even(x / scale) + zero_point)`` as for the ONNX
   integer types, clamped in double (so 2**31 never wraps), the zero point exact.
 - float16 / bfloat16 outputs: ``to_type(x / scale + zero_point)``, NOT rounded to an integer.
@@ -17,6 +18,7 @@ Numerics (docs/CONTRACT.md):
   float16 / bfloat16: ``(float32(x) - float32(zero_point)) * scale``, all in float32.
 
 API decisions where Quark's op and qsimd differ:
+
 - Inputs: Quark's schema takes float32 x and float32 scales only. These functions accept
   everything :func:`qsimd.quantize_linear` / :func:`qsimd.dequantize_linear` accept (float16,
   bfloat16 or int32 x; float16 / bfloat16 scales), with the same numerics as there;
@@ -167,14 +169,16 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     scale 2^(e - 127 - emax), e the largest float32 exponent field in the block (NaN and inf
     not counting; an all-zero block uses e = 0) and emax the element type's largest exponent.
     Elements are x / scale rounded to `element_dtype`, then multiplied by the scale again:
+
     - float types (fp8_e5m2, fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1): rounded half to even to
       the type's precision (subnormals included), saturated at its largest magnitude, a zero
       result is +0; `rounding_mode` does not apply (as in Quark).
     - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
       2 half to even), clamped to [-128, 127], divided by 64.
+
     NaN and inf are returned unchanged. Inputs of 512K elements or more are split over up to
-    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16 x: computed in
-    float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
+    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out
+    (float16 x: computed in float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
     bit, with these deliberate differences: a one-element tensor is quantized (Quark returns
     it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and rounding
     modes other than 0, 1, 2 are rejected (Quark treats them as 0).
@@ -205,6 +209,7 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
       d = min(e - its largest exponent, 2^sub_block_shift_bits - 1); mantissas (subnormals
       flushed to zero) are rounded in integers to m bits at exponent e - d, never above
       2^m - 1, with `rounding_mode` settling ties.
+
     `convert_to_bfloat_before_bfp` first rounds x to bfloat16 precision (half to even).
 
     float32 in, float32 out (float16 x as in :func:`mx_quantize_dequantize`); Quark 0.13's
