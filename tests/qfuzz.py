@@ -489,7 +489,7 @@ def _torch():
     global _TORCH
     if _TORCH is None:
         _TORCH = False
-        if not os.environ.get("QSIMD_UNDER_ASAN") and not os.environ.get("QSIMD_FUZZ_NO_TORCH"):
+        if not os.environ.get("QSIMD_UNDER_ASAN") and not os.environ.get("QSIMD_TEST_NO_TORCH"):
             try:
                 import torch
                 _TORCH = torch

@@ -6,6 +6,7 @@ data pointers; out= tensors are filled in place; what cannot be read or written 
 TypeError / ValueError naming the argument."""
 import array
 import gc
+import os
 import tracemalloc
 
 import ml_dtypes
@@ -15,7 +16,14 @@ import pytest
 import qsimd
 from qtest_util import assert_same, onnx_code, ref_dequantize, ref_quantize
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:
+    torch = None
+if os.environ.get("QSIMD_TEST_NO_TORCH"):   # the sanitized run keeps torch out of its process
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed (or left out "
+                                                       "by QSIMD_TEST_NO_TORCH)")
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RNG = np.random.default_rng(7)
@@ -45,7 +53,8 @@ def _np(t):
 
 
 class DLPackOnly:
-    """An object with nothing but the DLPack protocol (the device method is optional)."""
+    """An object with nothing but the DLPack protocol (the device method is optional) over a
+    tensor or a NumPy array."""
 
     def __init__(self, t, device=True):
         self._t = t
@@ -64,6 +73,7 @@ LAYOUTS = {
 }
 
 
+@needs_torch
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("xt", [np.float32, np.float16, BF16])
 def test_torch_x_equals_reference(isa, xt, layout):
@@ -79,6 +89,7 @@ def test_torch_x_equals_reference(isa, xt, layout):
         assert_same(got, want, f"{layout} {xt}")
 
 
+@needs_torch
 def test_torch_scale_and_zero_point(isa):
     x = _x()
     s = (RNG.random(40) + 0.05).astype(np.float32)
@@ -100,9 +111,10 @@ def test_torch_scale_and_zero_point(isa):
     assert_same(got, ref_dequantize(u, sb, np.array(7, np.uint8)), "bf16 scale")
 
 
-@pytest.mark.parametrize("otn,tdt", [("uint8", torch.uint8), ("int8", torch.int8),
-                                     ("int16", torch.int16)])
-def test_out_torch_filled_in_place(isa, otn, tdt):
+@needs_torch
+@pytest.mark.parametrize("otn", ["uint8", "int8", "int16"])
+def test_out_torch_filled_in_place(isa, otn):
+    tdt = getattr(torch, otn)
     x = _x()
     want = ref_quantize(x, np.array(0.1, np.float32), None,
                         output_dtype={"uint8": 2, "int8": 3, "int16": 5}[otn])
@@ -128,13 +140,21 @@ def test_out_torch_filled_in_place(isa, otn, tdt):
 
 
 def test_dlpack_only_objects_and_buffers(isa):
+    """Objects with nothing but the DLPack protocol (NumPy's exporter behind them: no torch,
+    so this runs in the sanitized build too) and buffers, contiguous and strided, in and
+    out."""
     x = _x()
     want = ref_quantize(x, np.array(0.05, np.float32), np.array(3, np.uint8))
-    for wrap in (DLPackOnly(_t(x)), DLPackOnly(_t(x), device=False)):
+    for wrap in (DLPackOnly(x.copy()), DLPackOnly(x.copy(), device=False)):
         assert_same(qsimd.quantize_linear(wrap, np.float32(0.05), np.uint8(3)), want, "dlpack")
-    out = DLPackOnly(torch.zeros(6, 40, dtype=torch.uint8))
-    assert qsimd.quantize_linear(x, np.float32(0.05), np.uint8(3), out=out) is out
-    assert_same(out._t.numpy(), want, "dlpack out")
+    wide = np.zeros((6, 80), np.float32)
+    wide[:, ::2] = x
+    assert_same(qsimd.quantize_linear(DLPackOnly(wide[:, ::2]), np.float32(0.05), np.uint8(3)),
+                want, "strided dlpack")
+    for o in (np.zeros((6, 40), np.uint8), np.zeros((40, 6), np.uint8).T):
+        out = DLPackOnly(o)
+        assert qsimd.quantize_linear(x, np.float32(0.05), np.uint8(3), out=out) is out
+        assert_same(np.ascontiguousarray(o), want, "dlpack out")
     # buffers: array.array of floats in, a bytearray as out (shape from a memoryview cast)
     xa = array.array("f", x.reshape(-1).tolist())
     assert_same(qsimd.quantize_linear(xa, np.float32(0.05), np.uint8(3)), want.reshape(-1),
@@ -150,6 +170,7 @@ def test_dlpack_only_objects_and_buffers(isa):
                                       np.uint8(3)), want, "numpy dlpack")
 
 
+@needs_torch
 def test_float8_and_e8m0_tensors(isa):
     codes = np.arange(256, dtype=np.uint8)
     for tdt, mdt in [(torch.float8_e4m3fn, ml_dtypes.float8_e4m3fn),
@@ -171,6 +192,7 @@ def test_float8_and_e8m0_tensors(isa):
                              output_dtype=17), "e8m0 scale")
 
 
+@needs_torch
 def test_no_copy_of_a_large_tensor():
     """32 MB in: the result (8 MB) is the only allocation; contiguous tensors are read where
     they are, strided ones in bounded pieces; zero-copy views share the tensor's memory."""
@@ -197,6 +219,7 @@ def test_no_copy_of_a_large_tensor():
     assert_same(out.numpy(), qsimd.quantize_linear(t.numpy(), 0.05), "32 MB out=")
 
 
+@needs_torch
 def test_float64_is_refused_everywhere():
     x = _x()
     cases = [
@@ -220,6 +243,7 @@ def test_float64_is_refused_everywhere():
     assert_same(qsimd.quantize_linear([0.5, 1.5], 0.5), np.array([1, 3], np.uint8), "lists")
 
 
+@needs_torch
 def test_devices_views_and_grad():
     x = _x()
     with pytest.raises(ValueError, match="^x .*meta"):
@@ -261,6 +285,7 @@ def test_devices_views_and_grad():
         qsimd.quantize_linear(torch.zeros(3, dtype=torch.complex64), 0.5)
 
 
+@needs_torch
 def test_every_public_function_takes_tensors(isa):
     x = _x((8, 32))
     tx = _t(x)
@@ -300,6 +325,7 @@ def test_every_public_function_takes_tensors(isa):
     assert_same(outp.numpy(), p.data, "packed out=")
 
 
+@needs_torch
 def test_dequantize_torch_u8_strided_equals_reference(isa):
     q = RNG.integers(0, 256, (64, 70)).astype(np.uint8)
     t = _t(q)[:, 3::2]
