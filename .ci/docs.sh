@@ -5,7 +5,7 @@
 #   .ci/docs.sh [OUTPUT_DIR]   (default build/docs)
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
-python -m pip install -q "sphinx>=7" "myst-parser>=2"
+python -c "import sphinx, myst_parser" 2>/dev/null || python -m pip install -q "sphinx>=7" "myst-parser>=2"
 out=${1:-build/docs}
 rm -rf "$out"
 python -m sphinx -W --keep-going -q -b html docs "$out"

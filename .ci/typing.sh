@@ -2,9 +2,10 @@
 # Typing: mypy --strict accepts the examples and typical use (tests/typing/typed_use.py) and
 # rejects misuse (every line of tests/typing/misuse.py with an error comment, and no other), and
 # stubtest finds the stubs (qsimd/*.pyi) consistent with the installed package.
-# Expects the project's venv with qsimd installed (pip install -e .) and mypy.
+# Expects the project's venv with qsimd installed (pip install -e .); installs mypy if missing.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
+python -c "import mypy" 2>/dev/null || python -m pip install -q mypy
 root=$PWD
 # from elsewhere: the installed package, not the source tree, is what gets checked
 tmp=$(mktemp -d)
