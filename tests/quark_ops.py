@@ -96,13 +96,19 @@ def _library():
     if os.environ.get("QSIMD_TEST_NO_ORT"):   # the sanitizer run: no onnxruntime under ASan
         return None, "onnxruntime left out (QSIMD_TEST_NO_ORT)"
     try:
-        import onnxruntime  # noqa: F401
+        import onnxruntime
     except ImportError:
         return None, "onnxruntime is not installed"
     try:
-        return _build(_cache_dir()), None
+        lib = _build(_cache_dir())
     except (RuntimeError, OSError, subprocess.SubprocessError, zipfile.BadZipFile) as e:
         return None, str(e)
+    try:   # the library asks for the onnxruntime API of Quark's bundled headers
+        onnxruntime.SessionOptions().register_custom_ops_library(lib)
+    except Exception as e:   # noqa: BLE001 - an older onnxruntime (CPython 3.10 stops at 1.23)
+        return None, (f"onnxruntime {onnxruntime.__version__} cannot load it: "
+                      f"{str(e).splitlines()[0][:160]}")
+    return lib, None
 
 
 def quark_library() -> str | None:
