@@ -137,8 +137,11 @@ def _session(op: str, ndim: int, attrs: tuple, half: bool = False):
         [node], "quark_op",
         [helper.make_tensor_value_info("x", t, [None] * ndim)],
         [helper.make_tensor_value_info("y", t, None)])
+    # IR 8 (opset 17's): onnx's default IR is newer than what older onnxruntimes load (1.23,
+    # the last for CPython 3.10, stops at IR 11)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid(DOMAIN, 1)])
+                                                    helper.make_opsetid(DOMAIN, 1)],
+                              ir_version=8)
     so = ort.SessionOptions()
     so.register_custom_ops_library(require_quark())
     so.intra_op_num_threads = 1
