@@ -47,7 +47,8 @@ def float_model(rng: np.random.Generator, batch: int,
                           [helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, dims[0]])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, dims[-1]])],
                           inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    # IR 8, opset 17's: what every onnxruntime of the last years loads
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 class Calibration(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime has no types

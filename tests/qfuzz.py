@@ -383,7 +383,10 @@ def _high_rank(r, dt):
     shape = [1] * k
     for _ in range(r.randint(0, 3)):
         shape[r.randrange(k)] = 2
-    return np.zeros(shape, dt)
+    try:
+        return np.zeros(shape, dt)
+    except ValueError:   # NumPy before 2.0: at most 32 dimensions
+        return np.zeros([1] * 32, dt)
 
 
 def _break(r, g, case, kind):
@@ -519,6 +522,7 @@ class DL:
 
 
 _TORCH_DTYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
+_NUMPY_MAJOR = int(np.__version__.split(".")[0])
 
 
 def _as_tensor(r, a, writable):
@@ -538,8 +542,8 @@ def _as_tensor(r, a, writable):
             else:
                 t = torch.from_numpy(a)
         return t if r.random() < 0.6 else DL(a, t)
-    if a.dtype == BF16 or (writable and not a.flags.writeable):
-        return None
+    if a.dtype == BF16 or (not a.flags.writeable and (writable or _NUMPY_MAJOR < 2)):
+        return None   # (NumPy 1.x exports no read-only arrays)
     return DL(a)
 
 
@@ -1023,7 +1027,7 @@ def _same_bits(a, b, what, case):
         an, bn = np.isnan(a.astype(F32)), np.isnan(b.astype(F32))
         if (an != bn).any():
             raise Fail(f"{what}: NaN positions differ\n{case.describe()}")
-        a, b = np.where(an, 0, a), np.where(bn, 0, b)
+        a, b = np.where(an, np.zeros((), a.dtype), a), np.where(bn, np.zeros((), b.dtype), b)
     ra = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     rb = np.ascontiguousarray(b).reshape(-1).view(np.uint8)
     if not np.array_equal(ra, rb):

@@ -296,7 +296,10 @@ def test_isa_queries():
 
 
 def test_rank_limit():
-    x = np.zeros((1,) * 33, np.float32)
+    try:
+        x = np.zeros((1,) * 33, np.float32)
+    except ValueError:
+        pytest.skip("NumPy before 2.0 has no arrays of rank 33")
     _raises(ValueError, "rank", Q, x, 1.0)
     _raises(ValueError, "rank", D, x.astype(np.uint8), 1.0)
     _raises(ValueError, "rank", qsimd.dynamic_quantize_linear, x)

@@ -34,7 +34,8 @@ def _mlp(rng, dims=(16, 32, 32, 8), batch=4):
                           [helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, dims[0]])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, dims[-1]])],
                           inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    # IR 8 (opset 17's): older onnxruntimes (1.23, CPython 3.10's) load IR 11 at most
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def _session(model):
@@ -75,8 +76,13 @@ def _check_split(model, feeds_fn, n=30):
     for k in range(n):
         feeds = feeds_fn(k)
         want = s0.run(None, feeds)
-        got = s1.run(None, {n: _ort_value(qs[n](v)) if n in qs else v
-                            for n, v in feeds.items()})
+        try:
+            got = s1.run(None, {n: _ort_value(qs[n](v)) if n in qs else v
+                                for n, v in feeds.items()})
+        except RuntimeError as e:   # float8 outputs: onnxruntime 1.23 has no NumPy type
+            if "No corresponding Numpy type" not in str(e):
+                raise
+            pytest.skip(f"onnxruntime {ort.__version__} cannot return these outputs: {e}")
         got = [dqs[o](_from_ort(v, dqs[o])) if o in dqs else v for o, v in zip(outs, got)]
         for w, g_ in zip(want, got):
             assert w.dtype == g_.dtype and w.shape == g_.shape
