@@ -610,11 +610,15 @@ _DL_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "R
                17: "MAIA", 18: "Trainium"}
 
 
+class _Refused(Exception):
+    """A tensor qsimd will not read or write, for the message given (a ValueError)."""
+
+
 cdef _check_device(int kind, int index, str argname):
     if kind not in (QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED):
         where = _DL_DEVICES.get(kind, f"DLPack device type {kind}")
-        raise ValueError(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
-                         f"copy it to host memory first (e.g. {argname}.cpu())")
+        raise _Refused(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
+                       f"copy it to host memory first (e.g. {argname}.cpu())")
 
 
 def _short(e):
@@ -642,19 +646,20 @@ def from_dlpack(object obj, str argname, bint out=False):
     r = _dl_type(type(obj))
     if r is not None:
         info = <_DLType>r
-    if info is not None and info.is_neg is not None and info.is_neg(obj):
-        # PyTorch's lazy negation: the memory holds -value
-        if out:
-            raise ValueError(f"{argname} is a lazily negated tensor (its memory holds the "
-                             f"negated values): pass {argname}.resolve_neg()")
-        obj = obj.resolve_neg()
-    if out and info is not None and info.has_grad and obj.requires_grad:
-        raise ValueError(f"{argname} requires grad: qsimd writes its memory directly, which "
-                         f"autograd cannot track (pass {argname}.detach() to do so anyway)")
-    if info is not None and info.api != NULL and \
-            info.api.managed_tensor_from_py_object_no_sync != NULL:
-        api = info.api
-    try:
+    cap = None
+    try:   # whatever the producer raises is reported against the argument
+        if info is not None and info.is_neg is not None and info.is_neg(obj):
+            # PyTorch's lazy negation: the memory holds -value
+            if out or getattr(obj, "resolve_neg", None) is None:
+                raise _Refused(f"{argname} is a lazily negated tensor (its memory holds the "
+                               f"negated values): pass {argname}.resolve_neg()")
+            obj = obj.resolve_neg()
+        if out and info is not None and info.has_grad and obj.requires_grad:
+            raise _Refused(f"{argname} requires grad: qsimd writes its memory directly, which "
+                           f"autograd cannot track (pass {argname}.detach() to do so anyway)")
+        if info is not None and info.api != NULL and \
+                info.api.managed_tensor_from_py_object_no_sync != NULL:
+            api = info.api
         if api != NULL:
             if api.managed_tensor_from_py_object_no_sync(<void *>obj, &owner.versioned) != 0:
                 _producer_failed()
@@ -667,18 +672,23 @@ def from_dlpack(object obj, str argname, bint out=False):
                 cap = obj.__dlpack__(max_version=(1, 3))
             except TypeError:   # a producer from before DLPack 1.0
                 cap = obj.__dlpack__()
-            if PyCapsule_IsValid(cap, "dltensor_versioned"):
-                owner.versioned = <qs_dlmanaged_v *>PyCapsule_GetPointer(cap, "dltensor_versioned")
-                PyCapsule_SetName(cap, "used_dltensor_versioned")
-            elif PyCapsule_IsValid(cap, "dltensor"):
-                owner.legacy = <qs_dlmanaged *>PyCapsule_GetPointer(cap, "dltensor")
-                PyCapsule_SetName(cap, "used_dltensor")
-            else:
-                raise TypeError(f"{argname}.__dlpack__() did not return a DLPack capsule")
-    except (TypeError, ValueError, MemoryError):
+    except _Refused as e:
+        raise ValueError(str(e)) from None
+    except MemoryError:
         raise
+    except TypeError as e:
+        raise TypeError(f"{argname} cannot be read through DLPack: {_short(e)}") from e
     except Exception as e:   # BufferError, RuntimeError, ...: what the producer refuses
         raise ValueError(f"{argname} cannot be read through DLPack: {_short(e)}") from e
+    if cap is not None:
+        if PyCapsule_IsValid(cap, "dltensor_versioned"):
+            owner.versioned = <qs_dlmanaged_v *>PyCapsule_GetPointer(cap, "dltensor_versioned")
+            PyCapsule_SetName(cap, "used_dltensor_versioned")
+        elif PyCapsule_IsValid(cap, "dltensor"):
+            owner.legacy = <qs_dlmanaged *>PyCapsule_GetPointer(cap, "dltensor")
+            PyCapsule_SetName(cap, "used_dltensor")
+        else:
+            raise TypeError(f"{argname}.__dlpack__() did not return a DLPack capsule")
     if owner.versioned != NULL:
         if owner.versioned.version.major != 1:
             raise ValueError(f"{argname}: DLPack version {owner.versioned.version.major} is not "
@@ -687,7 +697,10 @@ def from_dlpack(object obj, str argname, bint out=False):
         flags = owner.versioned.flags
     else:
         t = &owner.legacy.dl_tensor
-    _check_device(t.device.device_type, t.device.device_id, argname)
+    try:
+        _check_device(t.device.device_type, t.device.device_id, argname)
+    except _Refused as e:
+        raise ValueError(str(e)) from None
     key = (t.dtype.code, t.dtype.bits)
     dt = _dl_dtypes.get(key) if t.dtype.lanes == 1 else None
     if dt is None:

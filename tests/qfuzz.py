@@ -31,6 +31,7 @@ catch out-of-bounds reads too).
 from __future__ import annotations
 
 import argparse
+import array as array_module
 import faulthandler
 import math
 import os
@@ -59,6 +60,26 @@ Q_X = (F32, F16, BF16, I32)
 FLOAT_OUT = (F32, F16, BF16)
 OK_ERRORS = (TypeError, ValueError)
 
+class _BadDLPack:
+    """A DLPack producer that misbehaves in one way."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __dlpack__(self, **kw):
+        if self.how == "raises":
+            raise RuntimeError("producer failure")
+        if self.how == "type":
+            raise TypeError("unexpected")
+        return 42 if self.how == "no-capsule" else np.zeros(3, np.float32).__dlpack__()
+
+    def __dlpack_device__(self):
+        return {"gpu": (2, 0), "weird": 5, "odd-device": (99, 3)}.get(self.how, (1, 0))
+
+    def __repr__(self):
+        return f"_BadDLPack({self.how!r})"
+
+
 # Things that are not arrays of a supported type, for any argument.
 GARBAGE = [
     None, "abc", b"\x00\x01", 3 + 4j, {}, object(), [[1.0], [1.0, 2.0]], [None], [],
@@ -67,6 +88,8 @@ GARBAGE = [
     np.array(["2020-01-01"], "datetime64[D]"), np.ones(3, ml_dtypes.float8_e4m3fn),
     np.ones(2, [("a", np.float32), ("b", np.int8)]), np.ones(3, np.longdouble), 2**70, -2**70,
     float("nan"), True, np.ones((2, 2), np.float32).T, memoryview(b"abcd"),
+    _BadDLPack("raises"), _BadDLPack("type"), _BadDLPack("no-capsule"), _BadDLPack("gpu"),
+    _BadDLPack("weird"), _BadDLPack("odd-device"), bytearray(b"\x00" * 8), array_module.array("d", [1.0]),
 ]
 WEIRD_INTS = [-2**100, -2**63 - 1, -2**63, -2**31 - 1, -65, -33, -9, -2, -1, 0, 1, 2, 3, 7,
               31, 32, 33, 64, 65, 2**31, 2**32 + 1, 2**63 - 1, 2**63, 2**64, 2**100]
