@@ -24,6 +24,16 @@ mkdir "$work/src"
 git ls-files -z --cached --others --exclude-standard |
     tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$work/src" -xf -
 cd "$work/src"
+# The C core and the kernels compile the same for every Python: with ccache (apt-installed
+# when missing and this runs as root) the lanes after the first reuse their objects and only
+# the Cython module, which includes Python.h, is compiled again.
+if ! command -v ccache >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache >/dev/null 2>&1 || true
+fi
+build_env=()   # for the builds only: tests compile with $CC themselves
+if command -v ccache >/dev/null && [ -z "${CC:-}" ]; then
+    build_env=("CC=ccache gcc" "CCACHE_DIR=$work/ccache" CCACHE_NOHASHDIR=1 "CCACHE_BASEDIR=$work")
+fi
 T0=$(date +%s)
 say() { echo "   [$(( $(date +%s) - T0 )) s] $*"; }
 
@@ -58,7 +68,7 @@ for v in $versions; do
     say "CPython $("$py" -c 'import platform; print(platform.python_version())') ($py)"
     "$py" -m venv "$work/$v"
     vpy=$work/$v/bin/python
-    "$vpy" -m pip install -q -e ".[test]" >"$work/$v.log" 2>&1 ||
+    env "${build_env[@]}" "$vpy" -m pip install -q -e ".[test]" >"$work/$v.log" 2>&1 ||
         { tail -30 "$work/$v.log"; echo "pythons.sh: pip install -e failed on $v" >&2; exit 1; }
     say "installed: $("$vpy" -c 'import numpy, ml_dtypes; print("numpy", numpy.__version__, "ml_dtypes", ml_dtypes.__version__)')"
     (cd "$work" && "$vpy" -m qsimd >"$work/$v-selfcheck.log" 2>&1) ||
@@ -75,3 +85,7 @@ for v in $versions; do
         run_tests "$vpy" "$work/$v-pytest-oldest.log"
     fi
 done
+if [ ${#build_env[@]} -gt 0 ]; then
+    say "ccache: $(CCACHE_DIR=$work/ccache ccache -s 2>/dev/null | grep -iE '^ *(hits|misses):' |
+                   tr -s ' ' | tr '\n' ' ')"
+fi

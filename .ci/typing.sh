@@ -11,6 +11,12 @@ root=$PWD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cfg=(--config-file "$root/pyproject.toml" --cache-dir "$tmp/cache")
+# mypy does not follow the import hook of an editable install: it gets the package that
+# `import qsimd` finds, through a directory holding only a link to it
+pkg=$(cd "$tmp" && python -c 'import os, qsimd; print(os.path.dirname(qsimd.__file__))')
+mkdir "$tmp/path" && ln -s "$pkg" "$tmp/path/qsimd"
+export MYPYPATH=$tmp/path
+echo "   the package: $pkg"
 echo "-- mypy --strict: examples and typical use"
 (cd "$tmp" && python -m mypy --strict "${cfg[@]}" "$root"/examples/*.py \
     "$root"/tests/typing/typed_use.py)
