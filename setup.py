@@ -56,7 +56,7 @@ ARM_KERNELS = _kernels(("neon",))
 # keeps -g for developers; sanitizer builds (QSIMD_SANITIZE) keep theirs too.
 DEBUG = bool(os.environ.get("QSIMD_DEBUG") or os.environ.get("QSIMD_SANITIZE"))
 # The Cython module and the baseline C core are call-bound code: unpadded (~13 KB less of
-# .text, the bar of issue 13 being 1.0 MB on x86-64); the kernel files keep gcc's alignment.
+# .text against a 1.0 MB wheel on x86-64); the kernel files keep gcc's alignment.
 def _cc_is_gcc() -> bool:
     """Whether the C compiler is gcc (clang, Apple's "gcc" included, warns on -fno-align-jumps,
     -loops and -labels, an error under -Werror)."""
@@ -232,7 +232,12 @@ class BuildExt(build_ext):
                 self.copy_tree(src, os.path.join(HERE, "qsimd", sub))
 
 
-define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION")] + KERNEL_MACROS
+# NumPy's C API as of the oldest NumPy the package admits (pyproject.toml: numpy>=1.25). Without
+# it the default depends on the NumPy built against (1.21 for NumPy 2.2, which pip picks on
+# CPython 3.10), and below 1.22 the headers do not declare PyDataMem_SetHandler: the extension
+# then built with an implicit declaration and failed at import with an undefined symbol.
+define_macros = [("NPY_NO_DEPRECATED_API", "NPY_1_20_API_VERSION"),
+                 ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION")] + KERNEL_MACROS
 if os.name != "nt":
     define_macros.append(("_GNU_SOURCE", "1"))
 
@@ -242,9 +247,11 @@ ext = Extension(
     sources=["qsimd/_core.pyx", "qsimd/_result_cache.c"],
     include_dirs=[np.get_include(), "csrc/include", "csrc"],
     define_macros=define_macros,
-    depends=depends + ["qsimd/_result_cache.h", ORT_GLUE] + CORE + list(KERNELS),
+    depends=depends + ["qsimd/_result_cache.h", "qsimd/_dlpack.h", ORT_GLUE] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
-    ["-O2", "-ffp-contract=off", "-fvisibility=hidden"] + NOALIGN
+    ["-O2", "-ffp-contract=off", "-fvisibility=hidden",
+     # a C API function the headers do not declare must fail the build, not the import
+     "-Werror=implicit-function-declaration"] + NOALIGN
     + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,
     extra_link_args=(["-fsanitize=" + os.environ["QSIMD_SANITIZE"]] if os.environ.get("QSIMD_SANITIZE") else []),
 )

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # .ci/neon.sh - build and test the NEON kernels on an x86-64 Debian 12 host, under qemu.
 #
-# Run from anywhere inside the repository, as root (the ARM setup apt-installs what it needs),
-# with the shared ARM recipe beside the repository: <repo>/../shared/arm/setup_arm_env.sh
-# (override with QSIMD_ARM_SETUP=/path/to/setup_arm_env.sh).
+# Run from anywhere inside the repository, as root (the ARM setup apt-installs what it needs).
 #
-#   1. sets up the emulated aarch64 environment (idempotent; ~20-40 s the first time);
+#   1. sets up the emulated aarch64 environment with .ci/arm_env.sh (idempotent; ~20-40 s the
+#      first time);
 #   2. copies the source tree to a temporary directory and builds the extension for aarch64
 #      there, so the x86 in-place build and its virtualenv are left alone;
 #   3. builds tests/c/test_neon.c (NEON vs scalar kernel parity) and runs it, and on the first
@@ -23,17 +22,15 @@ log() { printf '[neon.sh %4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." && pwd))
-SETUP=${QSIMD_ARM_SETUP:-$ROOT/../shared/arm/setup_arm_env.sh}
 CPUS=${QSIMD_NEON_CPUS:-neoverse-n1 cortex-a72}
 ROUNDS=${QSIMD_NEON_PARITY_ROUNDS:-1}
 SWEEP_STRIDE=${QSIMD_NEON_SWEEP_STRIDE:-2048}
-[ -f "$SETUP" ] || { echo "neon.sh: $SETUP not found (set QSIMD_ARM_SETUP)" >&2; exit 2; }
 
 # ---------------------------------------------------------------- 1. emulated aarch64 env
-export ARM_ENV=${ARM_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/qsimd-arm64}
+export ARM_ENV=${ARM_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/qsimd-aarch64}
 export ARM_PY_PKGS=${ARM_PY_PKGS:-numpy pytest cython setuptools wheel pip ml_dtypes hypothesis onnx}
-log "ARM setup ($SETUP)"
-bash "$SETUP"
+log "ARM setup (.ci/arm_env.sh)"
+bash "$here/arm_env.sh"
 # shellcheck source=/dev/null
 . "$ARM_ENV/env.sh"
 unset QSIMD_ISA   # the tests must see the automatic choice

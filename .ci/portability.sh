@@ -114,6 +114,16 @@ auditwheel show "$tmp"/dist/*.whl | tee "$tmp/aw.txt"
 grep -q "manylinux_" "$tmp/aw.txt"
 unzip -l "$tmp"/dist/*.whl | grep -E "qsimd/(include/qsimd.h|lib/libqsimd.a)" >/dev/null \
     && echo "   wheel ships qsimd.h and libqsimd.a"
+# the licence text in both (pyproject.toml's license-files), the typing marker and the stubs
+# in the wheel (listings in files: grep -q on a pipe would SIGPIPE the lister under pipefail)
+unzip -l "$tmp"/dist/*.whl >"$tmp/wheel.lst"
+tar tzf "$tmp"/dist/*.tar.gz >"$tmp/sdist.lst"
+grep -q "dist-info/licenses/LICENSE$" "$tmp/wheel.lst" && grep -q "^qsimd-[^/]*/LICENSE$" "$tmp/sdist.lst" ||
+    { echo "LICENSE missing from the wheel or the sdist" >&2; exit 1; }
+for f in py.typed _core.pyi __init__.pyi quark.pyi onnx.pyi; do
+    grep -q "qsimd/$f$" "$tmp/wheel.lst" || { echo "the wheel lacks qsimd/$f" >&2; exit 1; }
+done
+echo "   LICENSE in the wheel and the sdist; py.typed and the stubs in the wheel"
 echo "-- size gate (budgets, no debug info, exported and global symbols)"
 python .ci/size_gate.py "$tmp"/dist/*.whl
 echo "-- no RUNPATH in the extension"

@@ -33,8 +33,9 @@ print('   sanitized module:', f, '- ISAs', qsimd.available_isas())"
 
 echo "-- pytest under ASan + UBSan (every ISA)"
 if [ "$quick" = 1 ]; then export QSIMD_TEST_QUICK=1; fi
-# onnxruntime (the peer of the boundary and Quark tests) stays out of the sanitized process
-export QSIMD_TEST_NO_ORT=1
+# onnxruntime (the peer of the boundary and Quark tests) and PyTorch (of the tensor tests; the
+# DLPack paths run there through NumPy's exporter) stay out of the sanitized process
+export QSIMD_TEST_NO_ORT=1 QSIMD_TEST_NO_TORCH=1
 run_asan "$PY" -m pytest -q -p no:cacheprovider --durations=5 tests 2>&1 | asan_filter
 
 # qsimd's onnxruntime custom-op library (the sanitized extension itself) inside onnxruntime:

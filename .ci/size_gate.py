@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Size and symbol gate for built wheels (issue 12's budgets): fails when a wheel is over its
-budget or ships what it should not.
+"""Size and symbol gate for built wheels: fails when a wheel is over its budget or ships what
+it should not.
 
   python .ci/size_gate.py WHEEL_OR_DIR...
 

@@ -4,7 +4,7 @@ Peers (single-threaded): onnxruntime (a one-node InferenceSession), PyTorch
 (quantize_per_tensor / quantize_per_channel / dequantize), a NumPy expression of the formula,
 and the data-movement floor: NumPy copyto between arrays of the same byte sizes as the
 operation reads and writes. Missing peers (the `bench` extra) are skipped and reported. The
-"own baseline" column is the qsimd call an issue's bar compares with, timed in the same
+"own baseline" column is the qsimd call a row's bar compares with, timed in the same
 interleaved rounds: per-tensor f32->u8 quantize_linear of the same tensor for the per-row
 dynamic and MX rows, f32->int4 packed quantize_linear of the same x for the float6 rows.
 

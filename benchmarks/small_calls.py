@@ -1,7 +1,9 @@
 """Per-call overhead of small calls (1K float32 elements): min over repeats of timeit loops.
 
 This measures the Python/Cython argument path, not the kernels (a 1K-element kernel takes
-tens of nanoseconds). Run on a quiet machine:
+tens of nanoseconds). With PyTorch installed, the "[torch]" rows make the same calls with
+torch tensors (x, and out= where the NumPy row has it) and show what they cost beyond the
+NumPy row, measured in the same rounds; the bar is 0.3 us. Run on a quiet machine:
 
     python benchmarks/small_calls.py [--number 100000] [--repeat 7]
 """
@@ -27,6 +29,7 @@ def cases():
     sb = (rng.random((32, 1)) + 0.01).astype(np.float32)
     zb = rng.integers(-8, 8, (32, 1)).astype(ml_dtypes.int4)
     xh = x.astype(np.float16)
+    xbf = x.astype(ml_dtypes.bfloat16)
     q8 = rng.integers(0, 256, 1024).astype(np.uint8)
     q4 = rng.integers(-8, 8, 1024).astype(ml_dtypes.int4)
     pt = qsimd.quantize_linear(x, s, output_dtype="int4", packed=True)
@@ -60,6 +63,35 @@ def cases():
         ("DQ int4->f32", lambda: D(q4, s)),
         ("DQ PackedTensor int4", lambda: D(pt, s)),
         ("dynamic_quantize_linear", lambda: qsimd.dynamic_quantize_linear(x)),
+        ("dynamic_quantize per row", lambda: qsimd.dynamic_quantize(xb)),
+        ("Q bf16 x", lambda: Q(xbf, s)),
+    ] + torch_cases(locals())
+
+
+def torch_cases(v):
+    """The same calls with torch tensors over the same memory: (name, fn, NumPy row)."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    t = {k: torch.from_numpy(v[k]) for k in ("x", "u8", "q8", "f32", "xb")}
+    tbf = torch.from_numpy(v["xbf"].view(np.int16)).view(torch.bfloat16)
+    Q, D, s, z8 = v["Q"], v["D"], v["s"], v["z8"]
+    pq, pdq = v["pq"], v["pdq"]
+    return [
+        ("Quantizer f32->u8 out= [torch]", lambda: pq(t["x"], out=t["u8"]), "Quantizer f32->u8 out="),
+        ("Quantizer f32->u8 [torch]", lambda: pq(t["x"]), "Quantizer f32->u8"),
+        ("Dequantizer u8->f32 out= [torch]", lambda: pdq(t["q8"], out=t["f32"]),
+         "Dequantizer u8->f32 out="),
+        ("Q f32->u8 out= [torch]", lambda: Q(t["x"], s, z8, out=t["u8"]), "Q f32->u8 out="),
+        ("Q f32->u8 [torch]", lambda: Q(t["x"], s, z8), "Q f32->u8"),
+        ("DQ u8->f32 out= [torch]", lambda: D(t["q8"], s, z8, out=t["f32"]), "DQ u8->f32 out="),
+        ("DQ u8->f32 [torch]", lambda: D(t["q8"], s, z8), "DQ u8->f32"),
+        ("dynamic_quantize_linear [torch]", lambda: qsimd.dynamic_quantize_linear(t["x"]),
+         "dynamic_quantize_linear"),
+        ("dynamic_quantize per row [torch]", lambda: qsimd.dynamic_quantize(t["xb"]),
+         "dynamic_quantize per row"),
+        ("Q bf16 x [torch]", lambda: Q(tbf, s), "Q bf16 x"),
     ]
 
 
@@ -70,13 +102,15 @@ def main():
     args = ap.parse_args()
     print(f"isa {qsimd.get_isa()}; min of {args.repeat} x {args.number} calls, us per call")
     # rounds interleave the cases, so that load from elsewhere hits them all alike
-    cs = cases()
+    cs = [c if len(c) == 3 else c + (None,) for c in cases()]
     best = [float("inf")] * len(cs)
     for _ in range(args.repeat):
-        for i, (_, fn) in enumerate(cs):
+        for i, (_, fn, _) in enumerate(cs):
             best[i] = min(best[i], timeit.timeit(fn, number=args.number) / args.number)
-    for (name, _), t in zip(cs, best):
-        print(f"{name:<26} {t * 1e6:7.3f}")
+    us = {name: t * 1e6 for (name, _, _), t in zip(cs, best)}
+    for name, _, pair in cs:
+        extra = f"   {us[name] - us[pair]:+.3f} vs NumPy (bar +0.300)" if pair else ""
+        print(f"{name:<34} {us[name]:7.3f}{extra}")
 
 
 if __name__ == "__main__":

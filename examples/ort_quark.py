@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
 Q = "com.amd.quark"
 
 
-def build_model(channels: int = 64, size: int = 56, seed: int = 0):
+def build_model(channels: int = 64, size: int = 56, seed: int = 0) -> Any:
     """The network as an onnx.ModelProto (input "x": 1 x channels x size x size float32)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -28,11 +29,11 @@ def build_model(channels: int = 64, size: int = 56, seed: int = 0):
     c = channels
     inits, nodes = [], []
 
-    def const(name, value):
+    def const(name: str, value: Any) -> str:
         inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def conv(i, src, dst):
+    def conv(i: int, src: str, dst: str) -> Any:
         w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
         b = (rng.standard_normal(c) * 0.01).astype(np.float32)
         nodes.append(helper.make_node("Conv", [src, f"w{i}", const(f"b{i}", b)], [dst],
@@ -85,7 +86,7 @@ def build_model(channels: int = 64, size: int = 56, seed: int = 0):
                                                    helper.make_opsetid(Q, 1)])
 
 
-def session(model, library=None, threads: int = 1):
+def session(model: Any, library: str | None = None, threads: int = 1) -> Any:
     """An onnxruntime session of `model` with qsimd's ops (library None) or another custom-op
     library (e.g. Quark's), on `threads` intra-op threads."""
     import onnxruntime as ort
@@ -102,7 +103,7 @@ def session(model, library=None, threads: int = 1):
                                 providers=["CPUExecutionProvider"])
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quark", help="Quark's custom-op library (.so) to compare with")
     ap.add_argument("--runs", type=int, default=20)

@@ -8,10 +8,14 @@ inputs gives the original model's outputs bit for bit, and times one request bot
     pip install qsimd[onnx] onnxruntime
     python examples/serve_boundary.py [--batch 64]
 """
+from __future__ import annotations
+
 import argparse
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import onnx
@@ -24,8 +28,11 @@ import qsimd
 import qsimd.onnx
 
 
-def float_model(rng, batch, dims=(256, 512, 512, 64)):
-    inits, nodes, prev = [], [], "X"
+def float_model(rng: np.random.Generator, batch: int,
+                dims: tuple[int, ...] = (256, 512, 512, 64)) -> onnx.ModelProto:
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
+    prev = "X"
     for i in range(len(dims) - 1):
         w = (rng.standard_normal((dims[i], dims[i + 1])) / np.sqrt(dims[i])).astype(np.float32)
         b = (rng.standard_normal(dims[i + 1]) * 0.1).astype(np.float32)
@@ -40,26 +47,27 @@ def float_model(rng, batch, dims=(256, 512, 512, 64)):
                           [helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, dims[0]])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, dims[-1]])],
                           inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    # IR 8, opset 17's: what every onnxruntime of the last years loads
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-class Calibration(CalibrationDataReader):
-    def __init__(self, rng, batch, n=16):
-        self.it = iter([{"X": rng.standard_normal((batch, 256)).astype(np.float32)}
-                        for _ in range(n)])
+class Calibration(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime has no types
+    def __init__(self, rng: np.random.Generator, batch: int, n: int = 16) -> None:
+        self.it: Iterator[dict[str, np.ndarray]] = iter(
+            [{"X": rng.standard_normal((batch, 256)).astype(np.float32)} for _ in range(n)])
 
-    def get_next(self):
+    def get_next(self) -> dict[str, np.ndarray] | None:
         return next(self.it, None)
 
 
-def session(model):
+def session(model: onnx.ModelProto) -> Any:
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     return ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
 
 
-def median_us(fn, repeat=200):
+def median_us(fn: Callable[[], object], repeat: int = 200) -> float:
     ts = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -68,7 +76,7 @@ def median_us(fn, repeat=200):
     return 1e6 * float(np.median(ts))
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
     args = ap.parse_args()
@@ -92,10 +100,10 @@ def main():
             xq = np.empty(x.shape, q.output_dtype)
             y = np.empty((args.batch, 64), np.float32)
 
-            def original():
+            def original() -> Any:
                 return full.run(None, {"X": x})[0]
 
-            def split():
+            def split() -> np.ndarray:
                 q(x, out=xq)   # qsimd quantizes the request ...
                 return dq(inner.run(None, {"X": xq})[0], out=y)   # ... and dequantizes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
+from typing import Any, Callable
 
 import ml_dtypes
 import numpy as np
@@ -14,7 +15,7 @@ import qsimd
 # Known values, worked out by hand from the ONNX definitions (and the examples in the ONNX
 # operator documentation), not produced by qsimd.
 _X = np.array([0, 2, 3, 1000, -254, -1000, 5, -5, 1, -1], np.float32)
-_CHECKS = [
+_CHECKS: list[tuple[str, Callable[[], Any], np.ndarray]] = [
     ("QuantizeLinear f32->u8, zp 128",
      lambda: qsimd.quantize_linear(_X, np.float32(2), np.uint8(128)),
      np.array([128, 129, 130, 255, 1, 0, 130, 126, 128, 128], np.uint8)),  # 2.5->2, -2.5->-2, .5->0

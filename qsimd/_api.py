@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from . import _args, _core, _pieces
+from . import _args, _arrays, _core, _pieces
 from ._dtypes import (
     CODE_TO_DTYPE,
     DQ_INPUT_CODES,
@@ -36,6 +36,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     """QuantizeLinear's parameters and attributes, validated and converted (shared by
     quantize_linear and Quantizer)."""
     scale, st = _args.float_input(scale, "scale", Q_SCALE_CODES, False, limit)
+    zero_point, = _arrays.arrays((zero_point, "zero_point"))
     ot = None
     if output_dtype is not None and not _args.is_zero_code(output_dtype):   # ONNX 0: unset
         ot = resolve(output_dtype, "output_dtype")
@@ -72,31 +73,46 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                     saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
+    Arrays may be NumPy / ml_dtypes arrays, tensors of other libraries (PyTorch, JAX: any
+    object with ``__dlpack__``, on the CPU) or buffers, all read where they are, without a
+    copy; Python data is converted (floats to float32). A float64 array, tensor or NumPy
+    scalar is a TypeError, never rounded silently.
+
     x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
+
     scale: float32, float16, bfloat16, int32 or float8_e8m0fnu; one element (per-tensor), 1-D
     of length ``x.shape[axis]`` (per-axis), or x's shape with ``ceil(D / block_size)`` entries
     along `axis` (blocked).
+
     zero_point: None, or scale's shape; its dtype is the output type.
+
     output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
     types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored),
     float4_e2m1fn (zero point added in float, saturates at +-6) and, from opset 28,
     float6_e2m3fn / float6_e3m2fn (as float4, saturating at +-7.5 / +-28); AMD Quark's int32,
     uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
     integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
+
     saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
     values that round past it become inf (e5m2) or NaN.
+
     precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
+
     packed: for 6-, 4- and 2-bit outputs, return a PackedTensor (data, dtype, shape): the ONNX
     raw bytes (uint8, 1-D; 6-bit: 4 codes in 3 bytes, element 0 in the lowest bits) with the
     element type and x's shape, which dequantize_linear reads as it is; `out` is then the
     uint8 array for the bytes (``result.data`` is `out`).
-    out: an array of exactly the result's shape and dtype to write into (any layout; a
-    big-endian `out` receives the values in its byte order). `out` may overlap x, scale or
-    zero_point, partly or exactly (in place): the result is then computed into a temporary
-    and copied into `out`, so it always equals the non-overlapping call.
+
+    out: an array (or a writable tensor or buffer) of exactly the result's shape and dtype to
+    write into, returned as the result (any layout; a big-endian `out` receives the values in
+    its byte order). `out` may overlap x, scale or zero_point, partly or exactly (in place):
+    the result is then computed into a temporary and copied into `out`, so it always equals
+    the non-overlapping call.
+
     num_threads: threads for this call (default: set_num_threads(), initially 1); work is
     split only when each thread gets at least 256K elements, and results never change.
 
+    Returns a NumPy array of x's shape (a PackedTensor with ``packed=True``; `out` if given).
     Inputs in any byte order and layout are read by value (big-endian arrays are converted).
     Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
     `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
@@ -106,6 +122,7 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                             precision, packed, out, num_threads)
     if y is not None:   # None: some argument needs the work below
         return y
+    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
     if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
         pk = packed is True or (type(packed) in (int, np.bool_) and packed == 1)
         bits = _pieces.packed_bits(output_dtype, zero_point) if pk else 0
@@ -148,6 +165,8 @@ def _packed_input(x: PackedTensor):
     data = x.data
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(data, np.uint8)
+    else:
+        data, = _arrays.arrays((data, "x.data"))
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
         raise TypeError("x.data must be a uint8 array or bytes")
     try:
@@ -175,17 +194,20 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
     point absent or zero), float4_e2m1fn (zero point ignored) and float6_e2m3fn /
     float6_e3m2fn (``(float32(x) - float32(zero_point)) * scale``, opset 28) as ml_dtypes
-    arrays, a PackedTensor of 6-, 4- or 2-bit data, or AMD Quark's uint32, float16 and bfloat16
+    arrays or tensors, a PackedTensor of 6-, 4- or 2-bit data (ONNX raw bytes, read without
+    unpacking), or AMD Quark's uint32, float16 and bfloat16
     (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
-    when that is an array, else int32.
+    when that is an array or a NumPy scalar, else int32.
+
     scale: float32, float16, bfloat16 or float8_e8m0fnu.
+
     The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
     given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
     rounds them), as the ONNX reference does.
-    x may also be a PackedTensor (ONNX raw 6/4/2-bit bytes), read without unpacking.
-    out, byte order, errors and threads: as for quantize_linear (`out` may overlap x, its
-    packed bytes, scale or zero_point, even exactly: the result equals the non-overlapping
-    call).
+
+    Arrays of other libraries, out, byte order, errors and threads: as for quantize_linear
+    (`out` may overlap x, its packed bytes, scale or zero_point, even exactly: the result
+    equals the non-overlapping call).
     """
     y = _core.dequantize_fast(x, scale, zero_point, axis, block_size, output_dtype, out,
                               num_threads)
@@ -195,6 +217,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
         data, xt, like = _packed_input(x)
         return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
                            output_dtype, out, num_threads)
+    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
     if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
         r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
                         lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
@@ -202,7 +225,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
         if r is not None:
             return _args.finish(*r)
     zp_code = None
-    if isinstance(zero_point, np.ndarray):
+    if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
         zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
     x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
     return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
@@ -242,6 +265,7 @@ def dynamic_quantize_linear(x, *, out=None):
     r = _core.dynamic_quantize_fast(x, out)
     if r is not None:
         return r
+    x, = _arrays.arrays((x, "x"))
     if _pieces.wanted(x) and x.dtype.newbyteorder("=") == _F32:
         r = _pieces.dynamic(x, lambda: _args.output(out, x.shape, np.dtype(np.uint8), (x,)),
                             quantize_linear, dynamic_quantize_linear)
@@ -330,22 +354,28 @@ def _private(a):
 
 
 def _param_repr(a) -> str:
+    if not isinstance(a, np.ndarray):   # a Dequantizer's Python-data zero point
+        return repr(a)
     if a.ndim == 0:
         return f"{a.dtype.name}({str(a[()])})"   # str: the shortest repr of that type
     return f"<{a.dtype.name} array of shape {a.shape}>"
 
 
 def _check_prepared_x(x, scale, axis, block_size, opname):
-    """The general path's message names scale for a per-axis length mismatch; a prepared
-    operator's scale is fixed, so the argument at fault is x."""
+    """After the plain call raised ValueError: when x's shape does not fit the per-axis
+    scale, say so naming x (the plain call's message names scale, but a prepared operator's
+    scale is fixed, so the argument at fault is x)."""
     if block_size or scale.ndim != 1 or scale.size <= 1:
         return
-    shape = x.shape if isinstance(x, np.ndarray) else (
-        tuple(x.shape) if isinstance(x, PackedTensor) else np.shape(x))
+    try:   # an array's or Python data's shape; the plain function reports what is wrong
+        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
+        shape = tuple(operator.index(d) for d in shape)
+    except Exception:   # noqa: BLE001
+        return
     r = len(shape)
     if not -r <= axis < r or shape[axis] != scale.size:
         raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
-                         f"needs x.shape[{axis}] == {scale.size}")
+                         f"needs x.shape[{axis}] == {scale.size}") from None
 
 
 def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, saturate,
@@ -360,10 +390,14 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
 
     def slow(x, out, _q=quantize_linear):
-        _check_prepared_x(x, scale, axis, block_size, "Quantizer")
-        return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
-                  saturate=sat, precision=prec or None, packed=packed, out=out,
-                  num_threads=num_threads)
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
+                      saturate=sat, precision=prec or None, packed=packed, out=out,
+                      num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Quantizer")
+            raise
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
                 slow)
 
@@ -372,15 +406,16 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     """Dequantizer.__init__ (qsimd._core)."""
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
+    zero_point, = _arrays.arrays((zero_point, "zero_point"))
+    if zero_point is not None and not isinstance(zero_point, np.ndarray) and (
+            DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
+            or not isinstance(zero_point, np.generic)):
+        # Python data: dequantize_linear gives it x's type, so every call does the same
+        return _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size,
+                                           output_dtype, num_threads)
     if zero_point is not None:
-        if not isinstance(zero_point, np.ndarray):
-            a = np.asarray(zero_point)   # NumPy scalars keep their dtype
-            if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
-                # dequantize_linear gives a Python zero point x's type, unknown here
-                raise TypeError("zero_point of a Dequantizer must be a NumPy array or scalar "
-                                "of the quantized type (e.g. np.uint8(128)), got "
-                                f"{type(zero_point).__name__}")
-        zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, DQ_INPUT_CODES)
+        # any type, as dequantize_linear: one that is not x's fails each call, as it does there
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, tuple(CODE_TO_DTYPE))
     if output_dtype is None or _args.is_zero_code(output_dtype):
         ot = None
     else:
@@ -396,10 +431,53 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
 
     def slow(x, out, _dq=dequantize_linear):
-        _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-        return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot, out=out,
-                   num_threads=num_threads)
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot,
+                       out=out, num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+            raise
     self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
+                slow)
+
+
+def _dq_output(output_dtype):
+    if output_dtype is None or _args.is_zero_code(output_dtype):
+        return None
+    ot = resolve(output_dtype, "output_dtype")
+    if ot not in DQ_OUTPUT_CODES:
+        raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
+                        f"got {name_of(ot)}")
+    return ot
+
+
+def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, output_dtype,
+                                num_threads):
+    """A Dequantizer whose zero point is Python data (numbers or lists): its type is each
+    x's, as in dequantize_linear, so every call takes that function's path."""
+    a = np.asarray(zero_point)
+    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+        raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    ot = _dq_output(output_dtype)
+    axis = _args.attr64(axis, "axis")
+    block_size = _args.attr64(block_size, "block_size")
+    threads = _args.threads(num_threads)   # shapes: checked per call, after x's type
+    scale = _private(scale)
+    zp = a.tolist()   # Python data again, as given (a private copy)
+    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
+
+    def slow(x, out, _dq=dequantize_linear):
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size,
+                       output_dtype=ot, out=out, num_threads=num_threads)
+        except ValueError:
+            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
+            raise
+    self._setup(False, scale, st, None, -1, ot or 0, axis, block_size, 1, 0, False, threads,
                 slow)
 
 
@@ -467,6 +545,7 @@ def pack(a) -> np.ndarray:
     """ml_dtypes int4 / uint4 / int2 / uint2 / float4_e2m1fn / float6_e2m3fn / float6_e3m2fn
     array -> ONNX raw bytes (uint8, 1-D): element 0 in the lowest bits, zero padding; 6-bit
     codes go 4 to 3 bytes (ceil(n * 6 / 8) bytes in all)."""
+    a, = _arrays.arrays((a, "a"))
     if not isinstance(a, np.ndarray):
         raise TypeError(f"a must be a numpy array with a 6-, 4- or 2-bit dtype, got "
                         f"{type(a).__name__}")
@@ -508,7 +587,8 @@ def unpack(data, dtype, shape) -> np.ndarray:
     if isinstance(data, (bytes, bytearray, memoryview)):
         b = np.frombuffer(data, dtype=np.uint8)
     else:
-        b = np.asarray(data)
+        b, = _arrays.arrays((data, "data"))
+        b = np.asarray(b)
         if b.dtype not in (np.uint8, np.int8):
             raise TypeError(f"data must be bytes or a uint8 array, got {b.dtype}")
         b = b.reshape(-1).view(np.uint8)
@@ -529,9 +609,9 @@ def unpack(data, dtype, shape) -> np.ndarray:
         raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
                          f"needs {need}")
     if bits == 6:
-        g = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
-        g[: b.size] = b
-        g = g.reshape(-1, 3)
+        flat = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
+        flat[: b.size] = b
+        g = flat.reshape(-1, 3)
         codes = np.empty((g.shape[0], 4), np.uint8)
         codes[:, 0] = g[:, 0] & np.uint8(0x3F)
         codes[:, 1] = (g[:, 0] >> np.uint8(6)) | ((g[:, 1] & np.uint8(0x0F)) << np.uint8(2))

@@ -1,8 +1,8 @@
 """Argument normalisation shared by the public Python API (_api.py) and qsimd.quark: Python
-data and NumPy arrays of any byte order to native arrays of the types an argument accepts,
-integer / flag / thread-count attributes, and output allocation with `out=` (through a
-temporary when `out` overlaps an input). Every message names the argument and what was
-expected."""
+data, NumPy arrays of any byte order and other libraries' arrays (through _arrays) to native
+arrays of the types an argument accepts, integer / flag / thread-count attributes, and output
+allocation with `out=` (through a temporary when `out` overlaps an input). Every message
+names the argument and what was expected."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from . import _core
+from . import _arrays, _core
 from ._dtypes import (
     CODE_TO_DTYPE,
     DTYPE_TO_CODE,
@@ -63,20 +63,21 @@ def check_size(a: np.ndarray, argname: str, limit) -> None:
 
 def float_input(value, argname: str, codes, ints_exact: bool,
                  limit=None) -> tuple[np.ndarray, int]:
-    """x or scale: an ndarray keeps its dtype (which must be supported); Python data
-    (numbers, lists, NumPy scalars) becomes float32, except integers when `ints_exact`
-    (x of QuantizeLinear), which become int32 and are divided exactly as ONNX does."""
-    if isinstance(value, np.ndarray):
-        a = value
-    else:
+    """x or scale: an array (NumPy's, a tensor, a buffer) or a NumPy scalar keeps its dtype,
+    which must be supported (float64 is refused, never rounded); Python data (numbers, lists)
+    becomes float32, and integers (also NumPy integer scalars) int32 when `ints_exact` (x of
+    QuantizeLinear: divided exactly, as ONNX does), else float32."""
+    a = _arrays.array_like(value, argname)
+    if a is None:
         a = np.asarray(value)   # NumPy scalars keep their dtype here
-        if a.dtype == np.float64 or a.dtype == np.longdouble:
-            a = a.astype(np.float32)
-        elif a.dtype.kind in "iu" and DTYPE_TO_CODE.get(a.dtype) not in codes:
+        if a.dtype.kind in "iu" and DTYPE_TO_CODE.get(a.dtype) not in codes:
             a = python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
+        elif not isinstance(value, np.generic) and a.dtype in (np.float64, np.longdouble):
+            a = a.astype(np.float32)   # Python floats and lists
     code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
-    if code not in codes:
-        hint = " (cast it, e.g. with .astype(np.float32))" if a.dtype == np.float64 else ""
+    if code is None or code not in codes:
+        hint = " (cast it to float32 first: qsimd never rounds it silently)" \
+            if a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
         raise TypeError(f"{argname} must be {names(codes)}, got {a.dtype}{hint}")
     check_size(a, argname, limit)
     return native(a), code
@@ -98,18 +99,22 @@ def python_floats(value, code: int, argname: str) -> np.ndarray:
 
 
 def typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.ndarray, int]:
-    """x (DequantizeLinear) or a zero point: an array keeps its dtype, which must be in
-    `codes`; Python data takes the type `code_hint` (integers range-checked, float types
-    exact)."""
-    if not isinstance(value, np.ndarray):
+    """x (DequantizeLinear) or a zero point: an array (or a NumPy scalar of a quantized type)
+    keeps its dtype, which must be in `codes`; Python data takes the type `code_hint`
+    (integers range-checked, float types exact)."""
+    a = _arrays.array_like(value, argname)
+    if a is None:
         a = np.asarray(value)   # NumPy scalars and lists of them keep their dtype
         if a.dtype.kind == "O" or DTYPE_TO_CODE.get(a.dtype) is None:
+            if isinstance(value, np.generic) and a.dtype.kind == "f":
+                raise TypeError(f"{argname} must have a quantized type ({names(codes)}), got "
+                                f"{a.dtype}")
             if code_hint in FLOAT_ZP_CODES:
                 return python_floats(a, code_hint, argname), code_hint
             return python_ints(a, code_hint, argname), code_hint
-        value = a
+    value = a
     code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
-    if code not in codes:
+    if code is None or code not in codes:
         raise TypeError(f"{argname} must have a quantized type ({names(codes)}), "
                         f"got {value.dtype}")
     check_size(value, argname, limit)
@@ -146,13 +151,14 @@ def flag(value, argname: str) -> bool:
 
 
 def output(out, shape, dtype, inputs):
-    """The array the C core writes into, and the caller's `out` to copy to afterwards
-    (when `out` is strided, misaligned, byte-swapped or overlaps an input), or None. The C
-    core never sees overlapping buffers: its API does not allow them."""
+    """(the array the C core writes into, dest): dest is None without `out`, else (the
+    caller's out, the ndarray to copy the result into afterwards or None). A copy is made when
+    `out` is strided, misaligned, byte-swapped or overlaps an input: the C core never sees
+    overlapping buffers (its API does not allow them). `out` may be a tensor or a buffer."""
     if out is None:
         return _core.new_result(tuple(shape), dtype), None
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    given = out
+    out = _arrays.out_array(out)
     if out.dtype != dtype and out.dtype.newbyteorder("=") != dtype:   # byte order: converted
         raise ValueError(f"out must have dtype {dtype}, got {out.dtype}")
     if out.shape != tuple(shape):
@@ -160,16 +166,19 @@ def output(out, shape, dtype, inputs):
     if not out.flags.writeable:
         raise ValueError("out is read-only")
     if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
-            np.may_share_memory(out, a) for a in inputs if a is not None):
-        return out, None
-    return _core.new_result(tuple(shape), dtype), out
+            np.may_share_memory(out, a) for a in inputs if isinstance(a, np.ndarray)):
+        return out, (given, None)
+    return _core.new_result(tuple(shape), dtype), (given, out)
 
 
-def finish(y, out):
-    if out is None:
+def finish(y, dest):
+    """The result to return: y, or with `out=` the caller's out (filled)."""
+    if dest is None:
         return y
-    np.copyto(out, y, casting="equiv")   # "equiv": only a byte-order change is allowed
-    return out
+    given, copy_to = dest
+    if copy_to is not None:
+        np.copyto(copy_to, y, casting="equiv")   # "equiv": only a byte-order change is allowed
+    return given
 
 
 def threads(value) -> int:

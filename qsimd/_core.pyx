@@ -331,7 +331,7 @@ cdef object _packed_cls = None
 cdef object _tuple_new = tuple.__new__
 cdef tuple _ydtype = ()            # np.dtype per code, for packed results' dtype field
 cdef object _resolve = None
-cdef object _np_float64 = None
+cdef dict _dl_dtypes = {}          # (DLPack code, bits) -> np.dtype, for from_dlpack
 # dtype spellings resolved once; one dict per key type, so that no key of another type can
 # ever compare equal (True == 1, np.dtype("int8") == "int8")
 cdef dict _spec_str = {}, _spec_int = {}, _spec_dtype = {}, _spec_type = {}
@@ -347,7 +347,7 @@ cdef uint32_t _mask(codes):
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
     global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
-    global _keep, _packed_cls, _resolve, _np_float64, _ydtype
+    global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
     import numpy as np
     types = [None] * 32
@@ -370,24 +370,368 @@ def setup_fast(packed_cls):
     _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
     _resolve = d.resolve
-    _np_float64 = np.float64
+    _dl_dtypes.update(d.dlpack_dtypes())
 
 
 cdef inline bint _has(uint32_t mask, int code) noexcept:
     return code > 0 and (mask >> code) & 1u
 
 
-cdef inline int _arr_code(object o) noexcept:
-    """ONNX code of an exact, C-contiguous, aligned, native ndarray of rank <= 32; else 0."""
+# ---------------------------------------------------------------------------------------------
+# Arrays of other libraries. A type with a DLPack C exchange table (`__dlpack_c_exchange_api__`,
+# PyTorch 2.10 and later) describes a tensor without a Python call, in about 0.1 us: the fast
+# paths take contiguous CPU tensors of qsimd's types through it as they take ndarrays (a view
+# is all they need). Everything else (strided tensors, other producers) becomes a zero-copy
+# ndarray in qsimd._arrays, through from_dlpack() below.
+
+cdef extern from "_dlpack.h":
+    enum:
+        QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED
+        QS_DL_INT, QS_DL_UINT, QS_DL_FLOAT, QS_DL_BFLOAT
+        QS_DL_F8_E4M3FN, QS_DL_F8_E4M3FNUZ, QS_DL_F8_E5M2, QS_DL_F8_E5M2FNUZ, QS_DL_F8_E8M0FNU
+    uint64_t QS_DL_READ_ONLY
+    ctypedef struct qs_dldevice:
+        int32_t device_type
+        int32_t device_id
+    ctypedef struct qs_dltype:
+        uint8_t code
+        uint8_t bits
+        uint16_t lanes
+    ctypedef struct qs_dltensor:
+        void *data
+        qs_dldevice device
+        int32_t ndim
+        qs_dltype dtype
+        int64_t *shape
+        int64_t *strides
+        uint64_t byte_offset
+    ctypedef struct qs_dlmanaged:
+        qs_dltensor dl_tensor
+        void (*deleter)(qs_dlmanaged *) noexcept
+    ctypedef struct qs_dlversion:
+        uint32_t major
+        uint32_t minor
+    ctypedef struct qs_dlmanaged_v:
+        qs_dlversion version
+        void (*deleter)(qs_dlmanaged_v *) noexcept
+        uint64_t flags
+        qs_dltensor dl_tensor
+    ctypedef struct qs_dlapi_header:
+        qs_dlversion version
+        qs_dlapi_header *prev_api
+    ctypedef struct qs_dlapi:
+        qs_dlapi_header header
+        int (*managed_tensor_from_py_object_no_sync)(void *, qs_dlmanaged_v **) noexcept
+        int (*dltensor_from_py_object_no_sync)(void *, qs_dltensor *) noexcept
+
+from cpython.dict cimport PyDict_GetItem
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer, PyCapsule_SetName
+
+cdef extern from *:
+    """
+    /* An ndarray over foreign memory (its base set by the caller); the descriptor is stolen. */
+    static PyObject *qs_array_over(PyObject *descr, int nd, npy_intp *dims, npy_intp *strides,
+                                   void *data, int writable)
+    {
+        Py_INCREF(descr);
+        return PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)descr, nd, dims, strides,
+                                    data, writable ? NPY_ARRAY_WRITEABLE : 0, NULL);
+    }
+    """
+    object qs_array_over(object descr, int nd, cnp.npy_intp *dims, cnp.npy_intp *strides,
+                         void *data, int writable)
+
+
+cdef class _DLType:
+    """What the fast paths need to know about a tensor type: its exchange table (NULL: none)
+    and PyTorch's flags that DLPack does not carry (a lazily negated view's memory holds the
+    values negated; autograd cannot see a write into a tensor that requires grad)."""
+    cdef const qs_dlapi *api
+    cdef object capsule        # keeps the table alive
+    cdef object is_neg         # the type's is_neg method, or None
+    cdef bint has_grad         # the type has requires_grad
+
+
+cdef dict _dl_types = {}       # type -> _DLType, or None for types without DLPack
+# float32, float16, bfloat16, the float8 types, e8m0: the codes a tensor requiring grad can have
+cdef uint32_t FLOAT_CODES = ((1u << 1) | (1u << 10) | (1u << 16) | (1u << 17) | (1u << 18) |
+                             (1u << 19) | (1u << 20) | (1u << 24))
+cdef int DL_TYPES_MAX = 64
+
+
+cdef object _dl_type(object t):
+    """The cached _DLType of a type (None: no DLPack). Looked up on the type, as the exchange
+    protocol asks."""
+    cdef _DLType info
+    cdef const qs_dlapi *api
+    r = _dl_types.get(t, False)
+    if r is not False:
+        return r
+    r = None
+    if getattr(t, "__dlpack__", None) is not None:
+        info = _DLType()
+        cap = getattr(t, "__dlpack_c_exchange_api__", None)
+        if cap is not None and PyCapsule_IsValid(cap, "dlpack_exchange_api"):
+            api = <const qs_dlapi *>PyCapsule_GetPointer(cap, "dlpack_exchange_api")
+            while api != NULL and api.header.version.major > 1:   # a newer major: its chain
+                api = <const qs_dlapi *>api.header.prev_api
+            # the table (with dltensor_from_py_object_no_sync) exists from DLPack 1.2
+            if api != NULL and api.header.version.major == 1 and api.header.version.minor >= 2:
+                info.api = api
+                info.capsule = cap
+        neg = getattr(t, "is_neg", None)
+        info.is_neg = neg if callable(neg) else None
+        info.has_grad = hasattr(t, "requires_grad")
+        r = info
+    if len(_dl_types) < DL_TYPES_MAX:   # types made on the fly are looked up each time
+        _dl_types[t] = r
+    return r
+
+
+cdef int _dl_code(qs_dltype t) noexcept:
+    """The ONNX code of a DLPack element type that the fast paths table; 0 otherwise."""
+    cdef int code = 0
+    if t.lanes != 1:
+        return 0
+    if t.code == QS_DL_FLOAT:
+        code = 1 if t.bits == 32 else 10 if t.bits == 16 else 0
+    elif t.code == QS_DL_BFLOAT:
+        code = 16 if t.bits == 16 else 0
+    elif t.code == QS_DL_INT:
+        code = 3 if t.bits == 8 else 5 if t.bits == 16 else 6 if t.bits == 32 else 0
+    elif t.code == QS_DL_UINT:
+        code = 2 if t.bits == 8 else 4 if t.bits == 16 else 12 if t.bits == 32 else 0
+    elif t.bits == 8:
+        code = (17 if t.code == QS_DL_F8_E4M3FN else 18 if t.code == QS_DL_F8_E4M3FNUZ else
+                19 if t.code == QS_DL_F8_E5M2 else 20 if t.code == QS_DL_F8_E5M2FNUZ else
+                24 if t.code == QS_DL_F8_E8M0FNU else 0)
+    return code if code and _size_of[code] else 0
+
+
+# x, scale, zero point or out as a fast path reads it
+cdef struct view:
+    char *data
+    int code
+    int nd
+    int64_t dims[32]
+    int64_t size
+    int64_t nbytes
+
+
+cdef int _view(object o, view *v, bint out) except -1:
+    """o in final form: an exact, C-contiguous, aligned, native ndarray (writable for `out`)
+    or a contiguous CPU tensor read through its type's exchange table, of a tabled type and
+    rank <= 32. Returns its ONNX code; 0: the general path decides."""
     cdef cnp.ndarray a
-    cdef int num
-    if type(o) is not cnp.ndarray:
+    cdef int num, i, nd, code
+    cdef int64_t d, n = 1
+    cdef qs_dltensor t
+    cdef _DLType info
+    cdef PyObject *cached
+    if type(o) is cnp.ndarray:
+        a = <cnp.ndarray>o
+        num = cnp.PyArray_TYPE(a)
+        nd = cnp.PyArray_NDIM(a)
+        if num < 0 or num >= NUMS or nd > 32 or not (QS_OUT_OK(a) if out else QS_ARR_OK(a)):
+            return 0
+        code = _code_of[num]
+        for i in range(nd):
+            v.dims[i] = cnp.PyArray_DIMS(a)[i]
+        v.data = <char *>cnp.PyArray_DATA(a)
+        v.nd = nd
+        v.size = cnp.PyArray_SIZE(a)
+        v.nbytes = cnp.PyArray_NBYTES(a)
+        v.code = code
+        return code
+    cached = PyDict_GetItem(_dl_types, <object><PyObject *>Py_TYPE(o))   # borrowed
+    if cached == NULL:
+        r = _dl_type(type(o))
+        if r is None:
+            return 0
+        info = <_DLType>r
+    elif cached == <PyObject *>None:
         return 0
-    a = <cnp.ndarray>o
-    num = cnp.PyArray_TYPE(a)
-    if num < 0 or num >= NUMS or not QS_ARR_OK(a) or cnp.PyArray_NDIM(a) > 32:
+    else:
+        info = <_DLType>cached
+    if info.api == NULL or info.api.dltensor_from_py_object_no_sync == NULL:
         return 0
-    return _code_of[num]
+    if info.api.dltensor_from_py_object_no_sync(<void *>o, &t) != 0:
+        PyErr_Clear()   # the general path reports what is wrong
+        return 0
+    nd = t.ndim
+    code = _dl_code(t.dtype)
+    if t.device.device_type != QS_DL_CPU or code == 0 or nd < 0 or nd > 32 or t.data == NULL:
+        return 0
+    for i in range(nd - 1, -1, -1):   # C order, dimensions of 1 aside
+        d = t.shape[i]
+        if d < 0 or (d != 1 and t.strides != NULL and t.strides[i] != n):
+            return 0
+        if d and n > INT64_MAX // d:
+            return 0
+        n *= d
+        v.dims[i] = d
+    v.data = <char *>t.data + t.byte_offset
+    if <size_t>v.data % <size_t>_size_of[code]:
+        return 0   # misaligned: the general path copies
+    if info.is_neg is not None and info.is_neg(o):
+        return 0
+    if out and info.has_grad and (1u << code) & FLOAT_CODES and o.requires_grad:
+        return 0   # (integer tensors cannot require grad)
+    v.nd = nd
+    v.size = n
+    v.nbytes = n * _size_of[code]
+    v.code = code
+    return code
+
+
+cdef class _DLOwner:
+    """Owns a DLPack tensor that an ndarray views (the array's base): its deleter runs when
+    the array goes."""
+    cdef qs_dlmanaged *legacy
+    cdef qs_dlmanaged_v *versioned
+
+    def __dealloc__(self):
+        if self.versioned != NULL and self.versioned.deleter != NULL:
+            self.versioned.deleter(self.versioned)
+        elif self.legacy != NULL and self.legacy.deleter != NULL:
+            self.legacy.deleter(self.legacy)
+
+
+cdef int _producer_failed() except -1:
+    """A producer's C function returned an error: raise what it set."""
+    if PyErr_Occurred() == NULL:
+        raise ValueError("the DLPack producer failed without saying why")
+    return -1
+
+
+_DL_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm",
+               12: "an extension device", 14: "oneAPI", 15: "WebGPU", 16: "Hexagon",
+               17: "MAIA", 18: "Trainium"}
+
+
+class _Refused(Exception):
+    """A tensor qsimd will not read or write, for the message given (a ValueError)."""
+
+
+cdef _check_device(int kind, int index, str argname):
+    if kind not in (QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED):
+        where = _DL_DEVICES.get(kind, f"DLPack device type {kind}")
+        raise _Refused(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
+                       f"copy it to host memory first (e.g. {argname}.cpu())")
+
+
+def _short(e):
+    """A producer's message without the C++ stack trace some attach."""
+    return str(e).split("\n", 1)[0]
+
+
+def from_dlpack(object obj, str argname, bint out=False):
+    """obj's memory as an ndarray, without a copy: through its type's exchange table or its
+    __dlpack__() capsule. Element types map to NumPy / ml_dtypes (bfloat16, float8, e8m0);
+    strides and read-only flags carry over. `out`: the array must be writable. Errors name
+    `argname`: ValueError for a tensor on another device, one that cannot be exported or
+    written, TypeError for element types NumPy has no type for."""
+    cdef _DLOwner owner = _DLOwner()
+    cdef const qs_dlapi *api = NULL
+    cdef qs_dltensor *t
+    cdef uint64_t flags = 0
+    cdef int i, nd, item
+    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp strides[32]
+    cdef int64_t n = 1
+    cdef char *data
+    cdef cnp.ndarray arr
+    cdef _DLType info = None
+    r = _dl_type(type(obj))
+    if r is not None:
+        info = <_DLType>r
+    cap = None
+    try:   # whatever the producer raises is reported against the argument
+        if info is not None and info.is_neg is not None and info.is_neg(obj):
+            # PyTorch's lazy negation: the memory holds -value
+            if out or getattr(obj, "resolve_neg", None) is None:
+                raise _Refused(f"{argname} is a lazily negated tensor (its memory holds the "
+                               f"negated values): pass {argname}.resolve_neg()")
+            obj = obj.resolve_neg()
+        if out and info is not None and info.has_grad and obj.requires_grad:
+            raise _Refused(f"{argname} requires grad: qsimd writes its memory directly, which "
+                           f"autograd cannot track (pass {argname}.detach() to do so anyway)")
+        if info is not None and info.api != NULL and \
+                info.api.managed_tensor_from_py_object_no_sync != NULL:
+            api = info.api
+        if api != NULL:
+            if api.managed_tensor_from_py_object_no_sync(<void *>obj, &owner.versioned) != 0:
+                _producer_failed()
+        else:
+            dev = getattr(obj, "__dlpack_device__", None)
+            if dev is not None:
+                kind, index = dev()
+                _check_device(int(kind), int(index), argname)
+            try:
+                cap = obj.__dlpack__(max_version=(1, 3))
+            except TypeError:   # a producer from before DLPack 1.0
+                cap = obj.__dlpack__()
+    except _Refused as e:
+        raise ValueError(str(e)) from None
+    except MemoryError:
+        raise
+    except TypeError as e:
+        raise TypeError(f"{argname} cannot be read through DLPack: {_short(e)}") from e
+    except Exception as e:   # BufferError, RuntimeError, ...: what the producer refuses
+        raise ValueError(f"{argname} cannot be read through DLPack: {_short(e)}") from e
+    if cap is not None:
+        if PyCapsule_IsValid(cap, "dltensor_versioned"):
+            owner.versioned = <qs_dlmanaged_v *>PyCapsule_GetPointer(cap, "dltensor_versioned")
+            PyCapsule_SetName(cap, "used_dltensor_versioned")
+        elif PyCapsule_IsValid(cap, "dltensor"):
+            owner.legacy = <qs_dlmanaged *>PyCapsule_GetPointer(cap, "dltensor")
+            PyCapsule_SetName(cap, "used_dltensor")
+        else:
+            raise TypeError(f"{argname}.__dlpack__() did not return a DLPack capsule")
+    if owner.versioned != NULL:
+        if owner.versioned.version.major != 1:
+            raise ValueError(f"{argname}: DLPack version {owner.versioned.version.major} is not "
+                             f"supported (qsimd reads 1.x)")
+        t = &owner.versioned.dl_tensor
+        flags = owner.versioned.flags
+    else:
+        t = &owner.legacy.dl_tensor
+    try:
+        _check_device(t.device.device_type, t.device.device_id, argname)
+    except _Refused as e:
+        raise ValueError(str(e)) from None
+    key = (t.dtype.code, t.dtype.bits)
+    dt = _dl_dtypes.get(key) if t.dtype.lanes == 1 else None
+    if dt is None:
+        if t.dtype.bits < 8 or t.dtype.lanes != 1:
+            raise TypeError(f"{argname}: packed DLPack elements ({t.dtype.bits} bits, "
+                            f"{t.dtype.lanes} lanes) are not supported; pass 6-, 4- and 2-bit "
+                            f"data as a qsimd.PackedTensor of its bytes")
+        raise TypeError(f"{argname}: DLPack element type (code {t.dtype.code}, "
+                        f"{t.dtype.bits} bits) has no NumPy type")
+    nd = t.ndim
+    if nd < 0 or nd > 32:
+        raise ValueError(f"{argname} has rank {nd}: at most 32 dimensions are supported")
+    item = (<cnp.dtype>dt).itemsize
+    for i in range(nd - 1, -1, -1):
+        if t.shape[i] < 0:
+            raise ValueError(f"{argname}: DLPack shape has a negative dimension")
+        dims[i] = <cnp.npy_intp>t.shape[i]
+        strides[i] = <cnp.npy_intp>((t.strides[i] if t.strides != NULL else n) * item)
+        if t.shape[i] and n > INT64_MAX // t.shape[i]:
+            raise ValueError(f"{argname}: DLPack shape is too large")
+        n *= t.shape[i]
+    if out and flags & QS_DL_READ_ONLY:
+        raise ValueError(f"{argname} is read-only")
+    data = <char *>t.data + t.byte_offset
+    if t.data == NULL:
+        if n:
+            raise ValueError(f"{argname}: DLPack tensor without data")
+        return np.empty([dims[i] for i in range(nd)], dt)
+    arr = qs_array_over(dt, nd, dims, strides, <void *>data, not (flags & QS_DL_READ_ONLY))
+    cnp.set_array_base(arr, owner)
+    return arr
 
 
 cdef inline bint _int64(object o, int64_t *v) except -1:
@@ -482,6 +826,19 @@ cdef inline void _param_array(param *p, cnp.ndarray a, int code) noexcept:
     p.hi = p.lo + cnp.PyArray_NBYTES(a)
 
 
+cdef inline void _param_view(param *p, const view *v) noexcept:
+    cdef int i
+    for i in range(v.nd):
+        p.s.dims[i] = v.dims[i]
+    p.s.t.data = v.data
+    p.s.t.dtype = v.code
+    p.s.t.ndim = v.nd
+    p.s.t.shape = p.s.dims
+    p.s.t.packed = 0
+    p.lo = v.data
+    p.hi = v.data + v.nbytes
+
+
 cdef inline int _numpy_scalar(object o, param *p) noexcept:
     """Code of a NumPy / ml_dtypes scalar of exactly a qsimd type (value copied); else 0."""
     cdef int code
@@ -499,7 +856,8 @@ cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) excep
     cdef int code
     cdef double v
     cdef float f
-    if type(o) is float or type(o) is _np_float64:
+    cdef view a
+    if type(o) is float:   # a Python float (a NumPy float64 is refused by the general path)
         v = PyFloat_AS_DOUBLE(o)
         if (v > FLT_MAX or v < -FLT_MAX) and not isinf(v):
             return 0   # NumPy warns about the overflow to inf
@@ -507,11 +865,11 @@ cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) excep
         memcpy(&p.buf, &f, sizeof(float))
         _param_scalar(p, 1)
         return 1
-    code = _arr_code(o)
+    code = _view(o, &a, False)
     if code:
-        if not _has(allowed, code) or cnp.PyArray_SIZE(<cnp.ndarray>o) > limit:
+        if not _has(allowed, code) or a.size > limit:
             return 0   # TypeError / "more than any layout of x can use"
-        _param_array(p, <cnp.ndarray>o, code)
+        _param_view(p, &a)
         return code
     code = _numpy_scalar(o, p)
     return code if _has(allowed, code) else 0
@@ -525,6 +883,7 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
     cdef uint8_t b8
     cdef uint16_t b16
     cdef uint32_t b32
+    cdef view a
     if type(o) is int:
         if not (_zint >> hint) & 1u or not _int64(o, &v) or not _zlo[hint] <= v <= _zhi[hint]:
             return 0
@@ -539,11 +898,11 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
             memcpy(&p.buf, &b32, 4)
         _param_scalar(p, hint)
         return hint
-    code = _arr_code(o)
+    code = _view(o, &a, False)
     if code:
-        if not _has(allowed, code) or cnp.PyArray_SIZE(<cnp.ndarray>o) > limit:
+        if not _has(allowed, code) or a.size > limit:
             return 0
-        _param_array(p, <cnp.ndarray>o, code)
+        _param_view(p, &a)
         return code
     code = _numpy_scalar(o, p)
     return code if _has(allowed, code) else 0
@@ -630,31 +989,37 @@ cdef inline int64_t _limit(int nd, const int64_t *dims, int64_t n) noexcept:
     return m
 
 
-cdef inline bint _apart(char *lo, char *hi, cnp.ndarray y) noexcept:
-    """y's bytes do not overlap [lo, hi) (a conservative range check; lo NULL: a scalar)."""
-    cdef char *a = <char *>cnp.PyArray_DATA(y)
-    return lo == NULL or a + cnp.PyArray_NBYTES(y) <= lo or hi <= a
+cdef inline bint _apart(char *lo, char *hi, const char *a, int64_t n) noexcept:
+    """[a, a + n) does not overlap [lo, hi) (a conservative range check; lo NULL: a scalar)."""
+    return lo == NULL or a + n <= lo or hi <= a
 
 
-cdef object _result(object out, int nd, cnp.npy_intp *dims, int num, char *xlo, char *xhi,
-                    param *ps, param *pz):
-    """out= when usable as is (else None: fall back), or a new array."""
-    cdef cnp.ndarray y
+cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo, char *xhi,
+                    param *ps, param *pz, char **ydata):
+    """out= when usable as it is (returned as given, even a tensor; else None: fall back), or
+    a new array of type `code`; *ydata is where the result goes."""
+    cdef cnp.npy_intp ndims[32]
+    cdef view v
     cdef int i
+    cdef object y
     if out is None:
-        return _new_result(nd, dims, num)
-    if type(out) is not cnp.ndarray:
+        for i in range(nd):
+            ndims[i] = <cnp.npy_intp>dims[i]
+        y = _new_result(nd, ndims, _num_of[code])
+        ydata[0] = <char *>cnp.PyArray_DATA(<cnp.ndarray>y)
+        return y
+    if _view(out, &v, True) != code or v.nd != nd:
         return None
-    y = <cnp.ndarray>out
-    if cnp.PyArray_TYPE(y) != num or not QS_OUT_OK(y) or cnp.PyArray_NDIM(y) != nd:
-        return None
+    if type(out) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>out) != _num_of[code]:
+        return None   # another type number for the same type (int32 as long): general path
     for i in range(nd):
-        if cnp.PyArray_DIMS(y)[i] != dims[i]:
+        if v.dims[i] != dims[i]:
             return None
-    if not (_apart(xlo, xhi, y) and _apart(ps.lo, ps.hi, y) and
-            (pz == NULL or _apart(pz.lo, pz.hi, y))):
+    if not (_apart(xlo, xhi, v.data, v.nbytes) and _apart(ps.lo, ps.hi, v.data, v.nbytes) and
+            (pz == NULL or _apart(pz.lo, pz.hi, v.data, v.nbytes))):
         return None   # aliasing: the general path goes through a temporary
-    return y
+    ydata[0] = v.data
+    return out
 
 
 cdef inline void _tensor(shaped *s, void *data, int dtype, int nd, const int64_t *dims,
@@ -673,17 +1038,16 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
                   object output_dtype, object saturate, object precision, object packed,
                   object out, object num_threads):
     """quantize_linear for arguments in final form; None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, i, nd, bits
-    cdef int64_t c_axis, c_block, n, limit
-    cdef int64_t xdims[32]
-    cdef cnp.npy_intp ybytes
-    cdef cnp.ndarray ax
+    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, bits
+    cdef int64_t c_axis, c_block, limit, ybytes
+    cdef view vx
     cdef param ps, pz
     cdef shaped sx, sy
+    cdef char *ydata = NULL
     cdef qsimd_quantize_options opt
     cdef qsimd_error err
     cdef int rc
-    xt = _arr_code(x)
+    xt = _view(x, &vx, False)
     if not _has(Q_IN, xt) or precision is not None:
         return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
@@ -694,12 +1058,7 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
     ot = _spec_code(output_dtype)
     if sat < 0 or pk < 0 or nt < 0 or ot < 0 or (ot and not _has(Q_OUT, ot)):
         return None
-    ax = <cnp.ndarray>x
-    nd = cnp.PyArray_NDIM(ax)
-    for i in range(nd):
-        xdims[i] = cnp.PyArray_DIMS(ax)[i]
-    n = cnp.PyArray_SIZE(ax)
-    limit = _limit(nd, xdims, n)
+    limit = _limit(vx.nd, vx.dims, vx.size)
     st = _scale_param(scale, Q_SCALE, limit, &ps)
     if not st:
         return None
@@ -712,18 +1071,16 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
     if pk and not bits:
         return None
     if pk:
-        ybytes = <cnp.npy_intp>((n * bits + 7) // 8)
-        y = _result(out, 1, &ybytes, cnp.NPY_UINT8, <char *>cnp.PyArray_DATA(ax),
-                    <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &ps,
-                    &pz if zt else NULL)
+        ybytes = (vx.size * bits + 7) // 8
+        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &ps,
+                    &pz if zt else NULL, &ydata)
     else:
-        y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
-                    <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &ps,
-                    &pz if zt else NULL)
+        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
+                    &pz if zt else NULL, &ydata)
     if y is None:
         return None
-    _tensor(&sx, cnp.PyArray_DATA(ax), xt, nd, xdims, 0)
-    _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, pk)
+    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, yt, vx.nd, vx.dims, pk)
     opt.axis = c_axis
     opt.block_size = c_block
     opt.saturate = sat
@@ -734,13 +1091,17 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     if pk:
-        return _packed_result(y, yt, ax)
+        return _packed_result(y, yt, x, &vx)
     return y
 
 
-cdef inline object _packed_result(object y, int yt, cnp.ndarray x):
-    """PackedTensor(y, dtype, x.shape), built as the tuple it is (no Python-level __new__)."""
-    return _tuple_new(_packed_cls, (y, _ydtype[yt], (<object>x).shape))
+cdef inline object _packed_result(object y, int yt, object x, const view *vx):
+    """PackedTensor(y, dtype, x.shape), built as the tuple it is (no Python-level __new__);
+    the shape a plain tuple whatever x is."""
+    cdef int i
+    shape = (<object>x).shape if type(x) is cnp.ndarray else \
+        tuple([vx.dims[i] for i in range(vx.nd)])
+    return _tuple_new(_packed_cls, (y, _ydtype[yt], shape))
 
 
 cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
@@ -751,7 +1112,8 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
     cdef int code, i, k
     cdef int64_t d, c = 1
     cdef bint zero = False, big = False
-    if _arr_code(data) != 2 or cnp.PyArray_NDIM(<cnp.ndarray>data) != 1:
+    cdef view vd
+    if _view(data, &vd, False) != 2 or vd.nd != 1:
         return 0
     code = _spec_code(spec)
     if code <= 0 or not _bits_of[code] or type(shape) is not tuple:
@@ -774,7 +1136,7 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
         c = 0
     elif big:
         return 0
-    if (c * _bits_of[code] + 7) // 8 != cnp.PyArray_SIZE(<cnp.ndarray>data):
+    if (c * _bits_of[code] + 7) // 8 != vd.size:
         return 0
     nd[0] = k
     n[0] = c
@@ -783,42 +1145,36 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
 
 def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
                     object output_dtype, object out, object num_threads):
-    """dequantize_linear for arguments in final form (x an ndarray or a PackedTensor);
-    None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, nt, i, nd = 0, xpk = 0
-    cdef int64_t c_axis, c_block, n = 0, limit
-    cdef int64_t xdims[32]
-    cdef cnp.npy_intp ydims[32]
-    cdef cnp.ndarray data
+    """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
+    PackedTensor); None: take the general path."""
+    cdef int xt, st, zt = 0, ot, yt, nt, xpk = 0
+    cdef int64_t c_axis, c_block, limit
+    cdef view vx, vd
     cdef param ps, pz
     cdef shaped sx, sy
+    cdef char *ydata = NULL
     cdef qsimd_dequantize_options opt
     cdef qsimd_error err
     cdef int rc
-    xt = _arr_code(x)
-    if xt:
-        if not _has(DQ_IN, xt):
-            return None
-        data = <cnp.ndarray>x
-        nd = cnp.PyArray_NDIM(data)
-        for i in range(nd):
-            xdims[i] = cnp.PyArray_DIMS(data)[i]
-        n = cnp.PyArray_SIZE(data)
-    elif type(x) is _packed_cls:
-        xt = _packed_x(x, xdims, &nd, &n)
+    if type(x) is _packed_cls:
+        xt = _packed_x(x, vx.dims, &vx.nd, &vx.size)
         if not xt:
             return None
-        data = <cnp.ndarray>PyTuple_GET_ITEM(x, 0)
+        _view(<object>PyTuple_GET_ITEM(x, 0), &vd, False)
+        vx.data = vd.data
+        vx.nbytes = vd.nbytes
         xpk = 1
     else:
-        return None
+        xt = _view(x, &vx, False)
+        if not _has(DQ_IN, xt):
+            return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
     nt = _threads(num_threads)
     ot = _spec_code(output_dtype)
     if nt < 0 or ot < 0 or (ot and not _has(DQ_OUT, ot)):
         return None
-    limit = _limit(nd, xdims, n)
+    limit = _limit(vx.nd, vx.dims, vx.size)
     st = _scale_param(scale, DQ_SCALE, limit, &ps)
     if not st:
         return None
@@ -827,15 +1183,12 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
         if not zt:
             return None
     yt = ot or st
-    for i in range(nd):
-        ydims[i] = <cnp.npy_intp>xdims[i]
-    y = _result(out, nd, ydims, _num_of[yt], <char *>cnp.PyArray_DATA(data),
-                <char *>cnp.PyArray_DATA(data) + cnp.PyArray_NBYTES(data), &ps,
-                &pz if zt else NULL)
+    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
+                &pz if zt else NULL, &ydata)
     if y is None:
         return None
-    _tensor(&sx, cnp.PyArray_DATA(data), xt, nd, xdims, xpk)
-    _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, 0)
+    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
+    _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
     opt.axis = c_axis
     opt.block_size = c_block
     opt.num_threads = nt
@@ -848,27 +1201,25 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
 
 
 def dynamic_quantize_fast(object x, object out=None):
-    """dynamic_quantize_linear for a float32 array in final form (and a usable out=, if
-    any); None: general path."""
-    cdef cnp.ndarray ax, y, s, z
+    """dynamic_quantize_linear for a float32 array or tensor in final form (and a usable out=,
+    if any); None: general path."""
+    cdef cnp.ndarray s, z
+    cdef view vx
     cdef shaped sx, sy
     cdef param none
+    cdef char *ydata = NULL
     cdef qsimd_error err
     cdef float scale = 0
     cdef uint8_t zp = 0
     cdef int rc
-    if _arr_code(x) != 1:
+    if _view(x, &vx, False) != 1:
         return None
-    ax = <cnp.ndarray>x
     none.lo = NULL   # no scale array to overlap
-    r = _result(out, cnp.PyArray_NDIM(ax), cnp.PyArray_DIMS(ax), cnp.NPY_UINT8,
-                <char *>cnp.PyArray_DATA(ax),
-                <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &none, NULL)
-    if r is None:
+    y = _result(out, vx.nd, vx.dims, 2, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+    if y is None:
         return None
-    y = <cnp.ndarray>r
-    fill(&sx, ax, 1, 0)
-    fill(&sy, y, 2, 0)
+    _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, 2, vx.nd, vx.dims, 0)
     with nogil:
         rc = qsimd_dynamic_quantize_linear(&sx.t, &sy.t, &scale, &zp, &err)
     if rc != QSIMD_OK:
@@ -953,7 +1304,8 @@ cdef class _Prepared:
     def _setup(self, bint is_q, cnp.ndarray scale, int st, object zp, int zt, int yt,
                int64_t axis, int64_t block, int sat, int prec, bint packed, int nt,
                object slow):
-        """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None);
+        """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None;
+        zt -1: a zero point whose type follows each x, so every call takes the general path);
         yt: the output code (0 for a dequantizer whose output follows the scale); slow: the
         general path, called as slow(x, out)."""
         self.is_q = is_q
@@ -962,7 +1314,7 @@ cdef class _Prepared:
         self.st = st
         _param_array(&self.ps, scale, st)
         self.zt = zt
-        if zp is not None:
+        if zp is not None and zt > 0:
             _param_array(&self.pz, <cnp.ndarray>zp, zt)
         self.yt = yt
         self.c_axis = axis
@@ -977,11 +1329,13 @@ cdef class _Prepared:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
 
-    cdef object _fail(self, int rc, qsimd_error *err, cnp.ndarray x):
+    cdef object _fail(self, int rc, qsimd_error *err, const view *vx):
+        cdef int i
         msg = err.message.decode("utf-8", "replace")
         if rc == QSIMD_ERR_VALUE and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
-            raise ValueError(f"x of shape {(<object>x).shape} does not fit this operator's "
-                             f"parameters: {msg}")
+            shape = tuple([vx.dims[i] for i in range(vx.nd)])
+            raise ValueError(f"x of shape {shape} does not fit this operator's parameters: "
+                             f"{msg}")
         raise_error(rc, err)
 
     def __call__(self, x, out=None):
@@ -990,45 +1344,39 @@ cdef class _Prepared:
 
 cdef object _prepared_call(object obj, object x, object out):
         cdef _Prepared self = <_Prepared>obj
-        cdef int xt, nd, i
-        cdef int64_t xdims[32]
-        cdef int64_t n, a
-        cdef cnp.npy_intp ybytes
-        cdef cnp.ndarray ax
+        cdef int xt
+        cdef int64_t a, ybytes
+        cdef view vx
         cdef shaped sx, sy
+        cdef char *ydata = NULL
         cdef qsimd_quantize_options qo
         cdef qsimd_dequantize_options do
         cdef qsimd_error err
         cdef int rc, yt
-        xt = _arr_code(x)
+        if self.zt < 0:
+            return self._slow(x, out)
+        xt = _view(x, &vx, False)
         if self.is_q:
             if not _has(Q_IN, xt):
                 return self._slow(x, out)
         elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
             return self._slow(x, out)
-        ax = <cnp.ndarray>x
-        nd = cnp.PyArray_NDIM(ax)
-        for i in range(nd):
-            xdims[i] = cnp.PyArray_DIMS(ax)[i]
         if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
-            a = self.c_axis + nd if self.c_axis < 0 else self.c_axis
-            if a < 0 or a >= nd or xdims[a] != self.axis_len:
+            a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
+            if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
                 return self._slow(x, out)
         yt = self.yt if self.yt else self.st
         if self.pk:
-            n = cnp.PyArray_SIZE(ax)
-            ybytes = <cnp.npy_intp>((n * self.bits + 7) // 8)
-            y = _result(out, 1, &ybytes, cnp.NPY_UINT8, <char *>cnp.PyArray_DATA(ax),
-                        <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &self.ps,
-                        &self.pz if self.zt else NULL)
+            ybytes = (vx.size * self.bits + 7) // 8
+            y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &self.ps,
+                        &self.pz if self.zt else NULL, &ydata)
         else:
-            y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
-                        <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &self.ps,
-                        &self.pz if self.zt else NULL)
+            y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &self.ps,
+                        &self.pz if self.zt else NULL, &ydata)
         if y is None:
             return self._slow(x, out)
-        _tensor(&sx, cnp.PyArray_DATA(ax), xt, nd, xdims, 0)
-        _tensor(&sy, cnp.PyArray_DATA(<cnp.ndarray>y), yt, nd, xdims, self.pk)
+        _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
+        _tensor(&sy, ydata, yt, vx.nd, vx.dims, self.pk)
         if self.is_q:
             qo.axis = self.c_axis
             qo.block_size = self.c_block
@@ -1047,9 +1395,9 @@ cdef object _prepared_call(object obj, object x, object out):
                                              &self.pz.s.t if self.zt else NULL, &do, &sy.t,
                                              &err)
         if rc != QSIMD_OK:
-            self._fail(rc, &err, ax)
+            self._fail(rc, &err, &vx)
         if self.pk:
-            return _packed_result(y, yt, ax)
+            return _packed_result(y, yt, x, &vx)
         return y
 
 
@@ -1075,6 +1423,12 @@ cdef class Quantizer(_Prepared):
     block_size = property(lambda self: self._args[3])
     output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
     saturate = property(lambda self: self._args[5])
+
+    @classmethod
+    def __class_getitem__(cls, item):
+        """Quantizer[np.ndarray] / Quantizer[qsimd.PackedTensor]: what a call returns, for
+        annotations (the stubs make Quantizer generic over it)."""
+        return _GenericAlias(cls, item)
 
     def __reduce__(self):
         return _api_mod()._reduce_prepared(self)
@@ -1108,6 +1462,8 @@ cdef class Dequantizer(_Prepared):
         return _api_mod()._repr_prepared(self)
 
 
+from types import GenericAlias as _GenericAlias
+
 cdef object _api_cached = None
 
 cdef object _api_mod():
@@ -1133,15 +1489,18 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
                  object symmetric, object out, object num_threads):
     """qsimd.dynamic_quantize for arguments in final form; None: take the general path
     (which also owns every error message)."""
-    cdef int yt, sym, nt, nd, i, a, rc
+    cdef int yt, sym, nt, i, a, rc
     cdef int64_t c_axis, c_block = 0, d, nb
-    cdef cnp.ndarray ax, s, z
+    cdef cnp.ndarray s, z
     cdef cnp.npy_intp sdims[32]
+    cdef int64_t sd[32]
+    cdef view vx
     cdef shaped sx, sy, ss, sz
     cdef param none
+    cdef char *ydata = NULL
     cdef qsimd_dynamic_options opt
     cdef qsimd_error err
-    if _arr_code(x) != 1 or not _int64(axis, &c_axis):
+    if _view(x, &vx, False) != 1 or not _int64(axis, &c_axis):
         return None
     if block_size is not None and (not _int64(block_size, &c_block) or c_block < 1):
         return None
@@ -1150,27 +1509,26 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     nt = _threads(num_threads)
     if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
         return None
-    ax = <cnp.ndarray>x
-    nd = cnp.PyArray_NDIM(ax)
-    if nd == 0 or c_axis < -nd or c_axis >= nd or cnp.PyArray_SIZE(ax) == 0:
+    if vx.nd == 0 or c_axis < -vx.nd or c_axis >= vx.nd or vx.size == 0:
         return None
-    a = <int>(c_axis + nd if c_axis < 0 else c_axis)
-    d = cnp.PyArray_DIMS(ax)[a]
-    nb = 1 if c_block == 0 else (d + c_block - 1) // c_block
-    for i in range(nd):
-        sdims[i] = <cnp.npy_intp>nb if i == a else cnp.PyArray_DIMS(ax)[i]
+    a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis)
+    d = vx.dims[a]
+    # blocks along the axis, without overflow for any block size (d >= 1: x is not empty)
+    nb = 1 if c_block == 0 else (d - 1) // c_block + 1
+    for i in range(vx.nd):
+        sd[i] = nb if i == a else vx.dims[i]
+        sdims[i] = <cnp.npy_intp>sd[i]
     none.lo = NULL
-    y = _result(out, nd, cnp.PyArray_DIMS(ax), _num_of[yt], <char *>cnp.PyArray_DATA(ax),
-                <char *>cnp.PyArray_DATA(ax) + cnp.PyArray_NBYTES(ax), &none, NULL)
+    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
     if y is None:
         return None
-    s = cnp.PyArray_EMPTY(nd, sdims, cnp.NPY_FLOAT32, 0)
-    z = cnp.PyArray_ZEROS(nd, sdims, _num_of[yt], 0) if sym else \
-        cnp.PyArray_EMPTY(nd, sdims, _num_of[yt], 0)
-    fill(&sx, ax, 1, 0)
-    fill(&sy, <cnp.ndarray>y, yt, 0)
-    fill(&ss, s, 1, 0)
-    fill(&sz, z, yt, 0)
+    s = cnp.PyArray_EMPTY(vx.nd, sdims, cnp.NPY_FLOAT32, 0)
+    z = cnp.PyArray_ZEROS(vx.nd, sdims, _num_of[yt], 0) if sym else \
+        cnp.PyArray_EMPTY(vx.nd, sdims, _num_of[yt], 0)
+    _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
+    _tensor(&ss, cnp.PyArray_DATA(s), 1, vx.nd, sd, 0)
+    _tensor(&sz, cnp.PyArray_DATA(z), yt, vx.nd, sd, 0)
     opt.axis = c_axis
     opt.block_size = c_block
     opt.symmetric = sym
@@ -1304,7 +1662,7 @@ cdef object _mx_result(cnp.ndarray a, object out):
         if cnp.PyArray_DIMS(y)[i] != cnp.PyArray_DIMS(a)[i]:
             return None
     if not _apart(<char *>cnp.PyArray_DATA(a), <char *>cnp.PyArray_DATA(a) + cnp.PyArray_NBYTES(a),
-                  y):
+                  <const char *>cnp.PyArray_DATA(y), cnp.PyArray_NBYTES(y)):
         return None
     return y
 

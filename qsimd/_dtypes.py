@@ -87,17 +87,17 @@ def resolve(spec, argname: str) -> int:
         key = spec.strip().lower()
         if key.startswith("tensorproto."):
             key = key[len("tensorproto."):]
-        code = _ONNX_NAMES.get(key.replace("_", ""))
-        if code is not None:
-            return code
+        named = _ONNX_NAMES.get(key.replace("_", ""))
+        if named is not None:
+            return named
     try:
         dt = np.dtype(spec)
     except TypeError:
         raise TypeError(f"{argname}: {spec!r} is not a dtype") from None
-    code = DTYPE_TO_CODE.get(dt.newbyteorder("="))
-    if code is None:
+    found = DTYPE_TO_CODE.get(dt.newbyteorder("="))
+    if found is None:
         raise TypeError(f"{argname}: dtype {dt} is not a quantization type")
-    return code
+    return found
 
 
 class PackedTensor(NamedTuple):
@@ -113,3 +113,21 @@ class PackedTensor(NamedTuple):
     def tobytes(self) -> bytes:
         """The raw bytes (what an ONNX TensorProto's raw_data holds)."""
         return np.asarray(self.data, np.uint8).tobytes()
+
+
+def dlpack_dtypes() -> dict:
+    """(DLPack type code, bits) -> dtype for every element type NumPy or ml_dtypes has: qsimd's
+    types and the others (float64, int64, bool, ...), so that an unsupported tensor is refused
+    with its real type's name. Sub-byte DLPack types are packed and have no entry."""
+    table = {(2, 32): np.float32, (2, 16): np.float16, (2, 64): np.float64,
+             (4, 16): ml_dtypes.bfloat16, (5, 64): np.complex64, (5, 128): np.complex128,
+             (6, 8): np.bool_}
+    for code, kind in ((0, "int"), (1, "uint")):
+        for bits in (8, 16, 32, 64):
+            table[(code, bits)] = np.dtype(f"{kind}{bits}")
+    for code, name in ((7, "float8_e3m4"), (8, "float8_e4m3"), (9, "float8_e4m3b11fnuz"),
+                       (10, "float8_e4m3fn"), (11, "float8_e4m3fnuz"), (12, "float8_e5m2"),
+                       (13, "float8_e5m2fnuz"), (14, "float8_e8m0fnu")):
+        if hasattr(ml_dtypes, name):
+            table[(code, 8)] = getattr(ml_dtypes, name)
+    return {k: np.dtype(v) for k, v in table.items()}

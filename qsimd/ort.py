@@ -31,8 +31,12 @@ same node::
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+
+if TYPE_CHECKING:   # onnx is optional (the test extra)
+    import onnx
 
 #: The domain of qsimd's own copy of the ops (for models run with Quark's library as well).
 OWN_DOMAIN = "com.qsimd.quark"
@@ -55,7 +59,7 @@ def library_path() -> str:
 DOMAINS_KEY = "qsimd.ort.domains"
 
 
-def register(session_options, *, own_domain_only: bool = False) -> None:
+def register(session_options: Any, *, own_domain_only: bool = False) -> None:
     """Registers qsimd's ops with an ``onnxruntime.SessionOptions``: in all three domains, or
     with `own_domain_only` in :data:`OWN_DOMAIN` alone (the session config entry
     ``qsimd.ort.domains``), which leaves com.amd.quark and com.vai.quantize to Quark's own
@@ -68,7 +72,7 @@ def register(session_options, *, own_domain_only: bool = False) -> None:
     session_options.register_custom_ops_library(library_path())
 
 
-def use_own_domain(model):
+def use_own_domain(model: "onnx.ModelProto") -> "onnx.ModelProto":
     """Moves every node that qsimd computes (:data:`OPS`) to :data:`OWN_DOMAIN`, in place, in
     the graph and its subgraphs, and adds that domain to the model's opset imports; returns
     the model (an ``onnx.ModelProto``). Other nodes, Quark's ExtendedInstanceNormalization and
@@ -81,7 +85,7 @@ def use_own_domain(model):
         raise TypeError(f"model must be an onnx.ModelProto, got {type(model).__name__}")
     ops = set(OPS)
 
-    def walk(graph):
+    def walk(graph: Any) -> None:
         for node in graph.node:
             if (node.domain, node.op_type) in ops:
                 node.domain = OWN_DOMAIN

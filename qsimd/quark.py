@@ -6,7 +6,8 @@ accept them directly (as `output_dtype` or as the zero point's dtype); this modu
 them Quark's names and argument names, and refuses types outside Quark's list, for code moving
 over from Quark's custom-op library.
 
-Numerics (CONTRACT.md):
+Numerics (docs/CONTRACT.md):
+
 - int32 / uint32 outputs: ``saturate(round_half_even(x / scale) + zero_point)`` as for the ONNX
   integer types, clamped in double (so 2**31 never wraps), the zero point exact.
 - float16 / bfloat16 outputs: ``to_type(x / scale + zero_point)``, NOT rounded to an integer.
@@ -17,6 +18,7 @@ Numerics (CONTRACT.md):
   float16 / bfloat16: ``(float32(x) - float32(zero_point)) * scale``, all in float32.
 
 API decisions where Quark's op and qsimd differ:
+
 - Inputs: Quark's schema takes float32 x and float32 scales only. These functions accept
   everything :func:`qsimd.quantize_linear` / :func:`qsimd.dequantize_linear` accept (float16,
   bfloat16 or int32 x; float16 / bfloat16 scales), with the same numerics as there;
@@ -33,8 +35,7 @@ import operator
 
 import numpy as np
 
-from . import _core
-from . import _args
+from . import _args, _arrays, _core
 from ._api import dequantize_linear, quantize_linear
 from ._dtypes import CODE_TO_DTYPE, DTYPE_TO_CODE, name_of, resolve
 
@@ -63,6 +64,7 @@ def extended_quantize_linear(x, y_scale, y_zero_point=None, *, axis=1, output_dt
                              out=None, num_threads=None):
     """ExtendedQuantizeLinear: the zero point's dtype (or `output_dtype`) selects the output
     type among :data:`QUARK_TYPES`; uint8 with zero point 0 when neither is given."""
+    y_zero_point, = _arrays.arrays((y_zero_point, "y_zero_point"))
     if output_dtype is not None:
         _check(resolve(output_dtype, "output_dtype"), "output_dtype")
     elif isinstance(y_zero_point, (np.ndarray, np.generic)) and \
@@ -81,6 +83,7 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
     """ExtendedDequantizeLinear: x of one of :data:`QUARK_TYPES`; the result has the scale's
     type (float32 in Quark)."""
     if not (type(x) is np.ndarray and x.dtype in _QUARK_DTYPES):
+        x, x_zero_point = _arrays.arrays((x, "x"), (x_zero_point, "x_zero_point"))
         hint = _array_code(x_zero_point) if x_zero_point is not None else None
         _, code = _args.typed_array(x, "x", hint if hint in _QUARK_CODES else 6,
                                     tuple(CODE_TO_DTYPE))
@@ -131,9 +134,12 @@ def _float_x(x):
     """x as a native C-contiguous float32 array, and whether it was float16 (computed in
     float32 and rounded back, as Quark's op casts)."""
     if not isinstance(x, np.ndarray):
-        x = np.asarray(x)
-        if x.dtype == np.float64:
-            x = x.astype(np.float32)
+        a = _arrays.array_like(x, "x")
+        if a is None:   # Python data: floats become float32 (a NumPy float64 is refused)
+            a = np.asarray(x)
+            if a.dtype == np.float64 and not isinstance(x, np.generic):
+                a = a.astype(np.float32)
+        x = a
     native = x.dtype.newbyteorder("=") if x.dtype.kind == "f" else x.dtype
     if native == _F16:
         return _args.native(x.astype(np.float32)), True
@@ -165,11 +171,13 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     scale 2^(e - 127 - emax), e the largest float32 exponent field in the block (NaN and inf
     not counting; an all-zero block uses e = 0) and emax the element type's largest exponent.
     Elements are x / scale rounded to `element_dtype`, then multiplied by the scale again:
+
     - float types (fp8_e5m2, fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1): rounded half to even to
       the type's precision (subnormals included), saturated at its largest magnitude, a zero
       result is +0; `rounding_mode` does not apply (as in Quark).
     - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
       2 half to even), clamped to [-128, 127], divided by 64.
+
     NaN and inf are returned unchanged. Inputs of 512K elements or more are split over up to
     `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16
     x: computed in float32 and rounded back, as Quark's op does). `out`: an array of the
@@ -204,6 +212,7 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
       d = min(e - its largest exponent, 2^sub_block_shift_bits - 1); mantissas (subnormals
       flushed to zero) are rounded in integers to m bits at exponent e - d, never above
       2^m - 1, with `rounding_mode` settling ties.
+
     `convert_to_bfloat_before_bfp` first rounds x to bfloat16 precision (half to even).
 
     float32 in, float32 out (float16 x and `out` as in :func:`mx_quantize_dequantize`); Quark
@@ -273,8 +282,10 @@ def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None, num_threa
                          f"{name} type") from None
     xin = x
     if not isinstance(x, np.ndarray):
-        x = np.asarray(x, np.float32)
-    if x.dtype.newbyteorder("=") != _F32:
+        a = _arrays.array_like(x, "x")
+        x = a if a is not None else np.asarray(x) if isinstance(x, np.generic) else \
+            np.asarray(x, np.float32)   # Python data
+    if x.dtype.newbyteorder("=") != np.dtype(np.float32):
         raise TypeError(f"x must be float32, got {x.dtype}")
     x = _args.native(x)
     ax, bs = _int(axis, "axis"), _int(block_size, "block_size")

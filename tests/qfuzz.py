@@ -2,9 +2,19 @@
 
 Each case is a valid call (shapes, scales, zero points, attributes drawn at random) that is
 then disguised in ways that must not change its result (strided, Fortran, reversed,
-misaligned, big-endian or read-only arrays, Python lists, `out=` in odd layouts or
-overlapping the input) and, half of the time, broken in ways that may make it fail (garbage
-types, wrong shapes, out-of-range attributes, absurd sizes, bad `out=`, bad PackedTensor).
+misaligned, big-endian or read-only arrays, Python lists, PyTorch tensors or DLPack-only
+objects over the same memory, `out=` in odd layouts, as a tensor or overlapping the input)
+and, half of the time, broken in ways that may make it fail (garbage types, wrong shapes,
+out-of-range attributes, absurd sizes, bad `out=`, bad PackedTensor). The plain call a valid
+case is compared with runs on another instruction set.
+
+Surfaces: quantize_linear, dequantize_linear (also of PackedTensor), dynamic_quantize_linear,
+dynamic_quantize, pack, unpack, set_isa / set_num_threads, Quantizer / Dequantizer (built
+from a maybe broken call's parameters: they must accept and refuse what the plain function
+does, with the same exception type, and give its bits), qsimd.quark's MX / BFP and
+quantize_mx, and qsimd.onnx's boundary / split_boundary on small QDQ models, mutated
+(dropped inputs, duplicate names, unknown data types, odd attributes and opsets) or corrupt
+(truncated or flipped bytes), given as ModelProto, bytes or a path.
 
 The rules checked for every call:
   * it returns, or raises TypeError / ValueError with a non-empty message (MemoryError only
@@ -21,8 +31,10 @@ catch out-of-bounds reads too).
 from __future__ import annotations
 
 import argparse
+import array as array_module
 import faulthandler
 import math
+import os
 import random
 import sys
 import time
@@ -48,6 +60,26 @@ Q_X = (F32, F16, BF16, I32)
 FLOAT_OUT = (F32, F16, BF16)
 OK_ERRORS = (TypeError, ValueError)
 
+class _BadDLPack:
+    """A DLPack producer that misbehaves in one way."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __dlpack__(self, **kw):
+        if self.how == "raises":
+            raise RuntimeError("producer failure")
+        if self.how == "type":
+            raise TypeError("unexpected")
+        return 42 if self.how == "no-capsule" else np.zeros(3, np.float32).__dlpack__()
+
+    def __dlpack_device__(self):
+        return {"gpu": (2, 0), "weird": 5, "odd-device": (99, 3)}.get(self.how, (1, 0))
+
+    def __repr__(self):
+        return f"_BadDLPack({self.how!r})"
+
+
 # Things that are not arrays of a supported type, for any argument.
 GARBAGE = [
     None, "abc", b"\x00\x01", 3 + 4j, {}, object(), [[1.0], [1.0, 2.0]], [None], [],
@@ -56,6 +88,8 @@ GARBAGE = [
     np.array(["2020-01-01"], "datetime64[D]"), np.ones(3, ml_dtypes.float8_e4m3fn),
     np.ones(2, [("a", np.float32), ("b", np.int8)]), np.ones(3, np.longdouble), 2**70, -2**70,
     float("nan"), True, np.ones((2, 2), np.float32).T, memoryview(b"abcd"),
+    _BadDLPack("raises"), _BadDLPack("type"), _BadDLPack("no-capsule"), _BadDLPack("gpu"),
+    _BadDLPack("weird"), _BadDLPack("odd-device"), bytearray(b"\x00" * 8), array_module.array("d", [1.0]),
 ]
 WEIRD_INTS = [-2**100, -2**63 - 1, -2**63, -2**31 - 1, -65, -33, -9, -2, -1, 0, 1, 2, 3, 7,
               31, 32, 33, 64, 65, 2**31, 2**32 + 1, 2**63 - 1, 2**63, 2**64, 2**100]
@@ -372,7 +406,10 @@ def _high_rank(r, dt):
     shape = [1] * k
     for _ in range(r.randint(0, 3)):
         shape[r.randrange(k)] = 2
-    return np.zeros(shape, dt)
+    try:
+        return np.zeros(shape, dt)
+    except ValueError:   # NumPy before 2.0: at most 32 dimensions
+        return np.zeros([1] * 32, dt)
 
 
 def _break(r, g, case, kind):
@@ -471,11 +508,401 @@ def _break(r, g, case, kind):
             kw["out"] = r.choice(GARBAGE)
 
 
+# ---------------------------------------------------------------------- other libraries' arrays
+def _torch():
+    """PyTorch, unless absent or the run is under ASan (a sanitized interpreter and torch's
+    own libraries do not mix)."""
+    global _TORCH
+    if _TORCH is None:
+        _TORCH = False
+        if not os.environ.get("QSIMD_UNDER_ASAN") and not os.environ.get("QSIMD_TEST_NO_TORCH"):
+            try:
+                import torch
+                _TORCH = torch
+            except ImportError:
+                pass
+    return _TORCH
+
+
+_TORCH = None
+
+
+class DL:
+    """An array behind the DLPack protocol only: NumPy's own exporter, or a PyTorch tensor over
+    the same memory. `a` is the array (for the checks)."""
+
+    def __init__(self, a, t=None):
+        self.a = a
+        self._t = t
+        self.__dlpack_device__ = (t if t is not None else a).__dlpack_device__
+
+    def __dlpack__(self, **kw):
+        return (self._t if self._t is not None else self.a).__dlpack__(**kw)
+
+    def __repr__(self):
+        return f"DL({'torch' if self._t is not None else 'numpy'}, {self.a.dtype}, " \
+               f"{self.a.shape}, {self.a.strides})"
+
+
+_TORCH_DTYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
+_NUMPY_MAJOR = int(np.__version__.split(".")[0])
+
+
+def _as_tensor(r, a, writable):
+    """a (an ndarray) as a torch tensor, a DLPack-only object, or None when neither can hold
+    it: ml_dtypes' sub-byte types, big-endian data."""
+    if not isinstance(a, np.ndarray) or not a.dtype.isnative or a.dtype.kind not in "iuf" \
+            and a.dtype != BF16:
+        return None
+    torch = _torch()
+    if torch and r.random() < 0.7 and all(s >= 0 for s in a.strides) and \
+            (a.flags.writeable or not writable) and (a.dtype.name in _TORCH_DTYPES or a.dtype == BF16):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # from_numpy of a read-only array warns
+            if a.dtype == BF16:
+                t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+            else:
+                t = torch.from_numpy(a)
+        return t if r.random() < 0.6 else DL(a, t)
+    if a.dtype == BF16 or (not a.flags.writeable and (writable or _NUMPY_MAJOR < 2)):
+        return None   # (NumPy 1.x exports no read-only arrays)
+    return DL(a)
+
+
+def _base(v):
+    """The ndarray behind a disguised value (for the input / canary checks)."""
+    if isinstance(v, DL):
+        return v.a
+    torch = _torch()
+    if torch and isinstance(v, torch.Tensor):
+        return getattr(v, "_qfuzz_base", None)
+    return v
+
+
+def _tensorize(r, v, case, what, writable=False):
+    """Sometimes hand the value over as a tensor / DLPack object instead of an ndarray."""
+    if not isinstance(v, np.ndarray) or r.random() > 0.25:
+        return v
+    t = _as_tensor(r, v, writable)
+    if t is None:
+        return v
+    torch = _torch()
+    if torch and isinstance(t, torch.Tensor):
+        t._qfuzz_base = v
+    case.notes.append(f"{what}:{type(t).__name__}")
+    return t
+
+
+# ---------------------------------------------------------------------- more surfaces
+_PREP_KW = {"q": ("axis", "block_size", "output_dtype", "saturate", "precision", "packed",
+                  "num_threads"),
+            "dq": ("axis", "block_size", "output_dtype", "num_threads")}
+
+
+def gen_prep(r, g, case, kind):
+    """A Quantizer / Dequantizer built from a (maybe broken) call's parameters: it must accept
+    and reject what the plain function does, and give its bits."""
+    if kind == "q":
+        x, scale, zp, kw = gen_quantize(r, g, case)
+    else:
+        x, scale, zp, kw = gen_dequantize(r, g, case)
+    case.args, case.kwargs = [_disguise(r, g, x, case, "x"), scale, zp], dict(kw)
+    if r.random() < 0.5:
+        _break(r, g, case, kind)
+    case.args = [_tensorize(r, a, case, n) for a, n in zip(case.args, ("x", "scale", "zp"))]
+    case.prep = kind
+    return case
+
+
+def gen_dynq(r, g, case):
+    shape = gen_shape(r, lo=1)
+    if not shape:
+        shape = (r.randint(1, 9),)
+    x = gen_floats(g, shape, F32, special=r.choice([0, 0.05, 0.5]))
+    rank = len(shape)
+    axis = r.randint(-rank, rank - 1)
+    d = shape[axis % rank]
+    kw = {"axis": axis}
+    bs = r.choice([None, None, 1, 2, 3, d, d + 1, 2**31, 2**63 - 1, r.randint(1, d + 2)])
+    if bs is not None or r.random() < 0.3:
+        kw["block_size"] = bs
+    ot = r.choice(["uint8", "int8", "uint4", "int4"])
+    if ot != "uint8" or r.random() < 0.3:
+        kw["output_dtype"] = r.choice([ot, np.dtype(getattr(ml_dtypes, ot, None) or ot)])
+    if ot in ("int8", "int4") and r.random() < 0.5:
+        kw["symmetric"] = r.choice([True, 1])
+    if r.random() < 0.2:
+        kw["num_threads"] = r.choice([1, 2, 3])
+    case.base_args, case.base_kwargs = [x], dict(kw)
+    case.args, case.kwargs = [_disguise(r, g, x, case, "x")], dict(kw)
+    if r.random() < 0.3:
+        dt = np.dtype(ot) if ot in ("uint8", "int8") else np.dtype(getattr(ml_dtypes, ot))
+        case.kwargs["out"] = _guarded(r, shape, dt, case)
+    if r.random() < 0.4:
+        case.valid = False
+        k = r.choice(["axis", "block_size", "output_dtype", "symmetric", "x", "num_threads"])
+        case.notes.append(f"break:{k}")
+        if k == "x":
+            case.args[0] = r.choice(GARBAGE + [_huge_array(r), np.zeros((0, 3), F32)])
+            case.huge = True
+        elif k == "output_dtype":
+            case.kwargs[k] = r.choice(DTYPE_SPECS)
+        elif k == "symmetric":
+            case.kwargs[k] = r.choice([2, "yes", None, [], True])
+        else:
+            case.kwargs[k] = r.choice(WEIRD_INTS + WEIRD_NONINTS)
+    case.args[0] = _tensorize(r, case.args[0], case, "x")
+    return case
+
+
+_MX_ELEMS = ["fp8_e5m2", "fp8_e4m3", "fp6_e3m2", "fp6_e2m3", "fp4_e2m1", "int8"]
+
+
+def gen_mx(r, g, case):
+    """AMD Quark's MX / BFP fake quantization and quantize_mx."""
+    shape = gen_shape(r, lo=1)
+    if not shape:
+        shape = (r.randint(1, 40),)
+    x = gen_floats(g, shape, r.choice([F32, F32, F16]), special=r.choice([0, 0.05, 0.5]))
+    rank = len(shape)
+    fn = r.choice(["mx", "bfp", "qmx"])
+    axis = r.randint(-rank, rank - 1)
+    d = shape[axis % rank]
+    bs = r.choice([1, 2, 8, 32, d, d + 3])
+    if fn == "mx":
+        kw = dict(element_dtype=r.choice(_MX_ELEMS), axis=axis, block_size=bs,
+                  rounding_mode=r.choice([0, 1, 2]))
+    elif fn == "bfp":
+        sub = r.choice([1, 2, 4])
+        kw = dict(bfp_method=r.choice(["to_bfp", "to_bfp_prime"]), axis=axis,
+                  bit_width=r.randint(10, 32), block_size=bs * sub, rounding_mode=r.choice([0, 1, 2]),
+                  sub_block_size=sub, sub_block_shift_bits=r.randint(0, 3),
+                  convert_to_bfloat_before_bfp=r.choice([0, 1]))
+    else:
+        x = x.astype(F32)
+        kw = dict(element_dtype=r.choice(_MX_ELEMS + ["float8_e4m3fn", "float4_e2m1fn"]),
+                  axis=axis, block_size=bs)
+    if r.random() < 0.2 and fn != "qmx":
+        kw["num_threads"] = r.choice([1, 2])
+    case.mx = fn
+    case.base_args, case.base_kwargs = [x], dict(kw)
+    case.args, case.kwargs = [_disguise(r, g, x, case, "x")], dict(kw)
+    if r.random() < 0.35:
+        case.valid = False
+        k = r.choice(list(kw) + ["x"])
+        case.notes.append(f"break:{k}")
+        if k == "x":
+            case.args[0] = r.choice(GARBAGE + [_huge_array(r), np.zeros((), F32)])
+            case.huge = True
+        else:
+            case.kwargs[k] = r.choice(WEIRD_INTS + WEIRD_NONINTS + DTYPE_SPECS[:12])
+    case.args[0] = _tensorize(r, case.args[0], case, "x")
+    return case
+
+
+def _call_mx(case, args, kwargs):
+    from qsimd import quark
+    fn = {"mx": quark.mx_quantize_dequantize, "bfp": quark.bfp_quantize_dequantize,
+          "qmx": quark.quantize_mx}[case.mx]
+    return fn(*args, **kwargs)
+
+
+def gen_onnx(r, g, case):
+    """A small QDQ model, maybe mutated or corrupted, given as a ModelProto, bytes or a path.
+    Not under ASan: qsimd.onnx is Python, and the sanitized campaign's time is for the C."""
+    try:
+        if os.environ.get("QSIMD_UNDER_ASAN"):
+            raise ImportError
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        case.op = "cfg"
+        case.args, case.valid = ["set_num_threads", 1], True
+        return case
+    opset = r.choice([10, 13, 19, 21, 23, 25, 28])
+    ot = r.choice([np.uint8, np.int8] + ([np.int16, ml_dtypes.int4] if opset >= 21 else []))
+    per_axis = opset >= 13 and r.random() < 0.4
+    n = 4
+    s = (np.abs(g.standard_normal(n if per_axis else ())) + 0.01).astype(np.float32)
+    zmin, zmax = INT_OUT[np.dtype(ot)]
+    z = g.integers(zmin, zmax + 1, s.shape).astype(ot)
+    inits = [numpy_helper.from_array(s, "s"), numpy_helper.from_array(z, "z")]
+    attrs = {"axis": 1} if per_axis else {}
+    nodes = [helper.make_node("QuantizeLinear", ["X", "s", "z"], ["q"], **attrs),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["h"], **attrs),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "s", "z"], ["q2"], **attrs),
+             helper.make_node("DequantizeLinear", ["q2", "s", "z"], ["Y"], **attrs)]
+    gr = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                                      [3, n])],
+                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, n])],
+                           inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", opset)],
+                          ir_version=10 if opset >= 21 else 8)
+    case.onnx_params = (s, z, attrs)
+    if r.random() < 0.5:
+        case.valid = False
+        k = r.choice(["drop-input", "dup-output", "dtype", "drop-init", "attr", "opset", "node",
+                      "truncate", "flip", "garbage", "no-scale", "empty-name"])
+        case.notes.append(f"mutate:{k}")
+        nd = m.graph.node[r.randrange(len(m.graph.node))]
+        if k == "drop-input":
+            del nd.input[r.randrange(len(nd.input)):]
+        elif k == "dup-output":
+            nd.output[0] = r.choice(["q", "h", "Y", "X"])
+        elif k == "dtype":
+            m.graph.initializer[r.randrange(2)].data_type = r.choice([0, 7, 11, 99, 2**20, 8])
+        elif k == "drop-init":
+            del m.graph.initializer[r.randrange(2)]
+        elif k == "attr":
+            nd.attribute.append(helper.make_attribute(
+                r.choice(["axis", "block_size", "saturate", "mode", "output_dtype"]),
+                r.choice([7, -9, 2**40, 1.5, "s", [1, 2]])))
+        elif k == "opset":
+            m.opset_import[0].version = r.choice([0, 1, 9, 29, 10**6, -1])
+        elif k == "node":
+            m.graph.node.append(helper.make_node(r.choice(["Relu", "QuantizeLinear", "Foo"]),
+                                                 [r.choice(["X", "Y", "q", "nowhere"])],
+                                                 [r.choice(["Z", "q", "Y"])]))
+        elif k == "no-scale":
+            del nd.input[1:]
+        elif k == "empty-name":
+            nd.input[0] = ""
+        data = m.SerializeToString()
+        if k == "truncate":
+            m = data[: r.randrange(len(data))]
+        elif k == "flip":
+            b = bytearray(data)
+            for _ in range(r.randint(1, 8)):
+                b[r.randrange(len(b))] = r.randrange(256)
+            m = bytes(b)
+        elif k == "garbage":
+            m = r.choice([None, 42, "no/such/file.onnx", b"", "", object(), [data]])
+    if isinstance(m, onnx.ModelProto) and r.random() < 0.3:
+        m = m.SerializeToString()
+    case.args = [m]
+    case.kwargs = {}
+    if r.random() < 0.3:
+        case.kwargs[r.choice(["inputs", "outputs"])] = r.choice(
+            [[], ["X"], ["Y"], ["X", "X"], ["nope"], "X", [1], None, 5])
+        case.valid = False
+    case.fn = r.choice(["boundary", "split_boundary"])
+    if case.fn == "boundary":
+        case.kwargs = {}
+    return case
+
+
+def _run_onnx(case):
+    import qsimd.onnx as qonnx
+    fn = getattr(qonnx, case.fn)
+    try:
+        res = fn(*case.args, **case.kwargs)
+    except OK_ERRORS + (MemoryError,) as e:
+        if not str(e).strip():
+            raise Fail(f"{type(e).__name__} with an empty message\n{case.describe()}") from e
+        if case.valid:
+            raise Fail(f"a valid model raised {type(e).__name__}: {e}\n{case.describe()}") from e
+        return "error"
+    except Exception as e:   # noqa: BLE001 - any other type is a bug
+        raise Fail(f"unexpected {type(e).__name__}: {e}\n{case.describe()}") from e
+    if not case.valid:
+        return "ok-broken"
+    s, z, attrs = case.onnx_params
+    ops = [e.op for e in res] if case.fn == "boundary" else \
+        list(res[1].values()) + list(res[2].values())
+    if len(ops) != 2:
+        raise Fail(f"a valid model gave {len(ops)} boundary operators\n{case.describe()}")
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    for op in ops:
+        if isinstance(op, qsimd.Quantizer):
+            _same_bits(op(x), qsimd.quantize_linear(x, s, z, **attrs), "onnx Quantizer", case)
+        else:
+            q = qsimd.quantize_linear(x, s, z, **attrs)
+            _same_bits(op(q), qsimd.dequantize_linear(q, s, z, **attrs), "onnx Dequantizer",
+                       case)
+    return "ok"
+
+
+def _outcome(fn):
+    """(result, None) or (None, the exception): only TypeError / ValueError / MemoryError may
+    escape a public function."""
+    try:
+        return fn(), None
+    except OK_ERRORS + (MemoryError,) as e:
+        return None, e
+    except Exception as e:   # noqa: BLE001
+        raise Fail(f"unexpected {type(e).__name__}: {e}") from e
+
+
+def _snapshot(y):
+    """A result's values, kept before the next call writes into the same out=."""
+    if isinstance(y, qsimd.PackedTensor):
+        y = y.data
+    b = _base(y)
+    return np.array(b if isinstance(b, np.ndarray) else y, copy=True)
+
+
+def _run_prep(case):
+    """The prepared operator against the plain function, with the same arguments (the same
+    out=, written twice): the same acceptance (the same exception type) and the same bits."""
+    kind = case.prep
+    x, scale, zp = case.args
+    kw = case.kwargs
+    plain = qsimd.quantize_linear if kind == "q" else qsimd.dequantize_linear
+    cls = qsimd.Quantizer if kind == "q" else qsimd.Dequantizer
+    ckw = {k: v for k, v in kw.items() if k != "out"}
+    want, werr = _outcome(lambda: _snapshot(plain(x, scale, zp, **kw)))
+
+    def prepared():
+        op = cls(scale, zp, **ckw)
+        y = op(x, out=kw["out"]) if "out" in kw else op(x)
+        if kw.get("out") is not None and \
+                (y.data if isinstance(y, qsimd.PackedTensor) else y) is not kw["out"]:
+            raise Fail(f"the prepared call did not return out=\n{case.describe()}")
+        return _snapshot(y)
+    got, gerr = _outcome(prepared)
+    case.calls += 2
+    # a prepared operator copies its parameters before any x says how many it may have: an
+    # impossible broadcast zero point is its MemoryError where the plain call's ValueError
+    kinds = {next(k for k in (TypeError, ValueError, MemoryError) if isinstance(e, k))
+             for e in (werr, gerr) if e is not None}
+    # with two arguments broken, the first one checked decides the type: a prepared operator
+    # checks its parameters before x and out= exist
+    several = sum(n.startswith("break:") for n in case.notes) > 1
+    same = werr is None or len(kinds) == 1 or several or (
+        case.huge and kinds == {ValueError, MemoryError})
+    if (werr is None) != (gerr is None) or not same:
+        raise Fail(f"prepared vs plain: {type(gerr).__name__ if gerr else 'ok'} "
+                   f"({gerr}) against {type(werr).__name__ if werr else 'ok'} ({werr})\n"
+                   f"{case.describe()}")
+    for e in (werr, gerr):
+        if e is not None and not str(e).strip():
+            raise Fail(f"{type(e).__name__} with an empty message\n{case.describe()}")
+        if isinstance(e, MemoryError) and not case.huge:
+            raise Fail(f"MemoryError without a huge size: {e}\n{case.describe()}")
+    if werr is not None:
+        return "error"
+    _same_bits(got, want, "prepared vs plain", case)
+    return "ok" if case.valid else "ok-broken"
+
+
 def gen_case(r) -> Case:
     g = _np_rng(r)
-    op = r.choice(["q", "q", "q", "dq", "dq", "dqp", "dyn", "pack", "unpack", "cfg"])
+    op = r.choice(["q", "q", "q", "dq", "dq", "dqp", "dyn", "pack", "unpack", "cfg",
+                   "prep", "dynq", "mx", "onnx"])
     case = Case(op)
     case.isa = r.choice(qsimd.available_isas())
+    # the plain call of a valid case runs on another instruction set: the same bits
+    case.base_isa = r.choice(qsimd.available_isas())
+    if op == "prep":
+        return gen_prep(r, g, case, r.choice(["q", "dq"]))
+    if op == "dynq":
+        return gen_dynq(r, g, case)
+    if op == "mx":
+        return gen_mx(r, g, case)
+    if op == "onnx":
+        return gen_onnx(r, g, case)
     if op == "cfg":   # process-wide settings, valid or not; run_case restores them
         fn = r.choice(["set_isa", "set_num_threads"])
         good = qsimd.available_isas() + [None, "auto", ""] if fn == "set_isa" else [1, 2, 64]
@@ -489,7 +916,7 @@ def gen_case(r) -> Case:
         shape = gen_shape(r, lo=1)
         x = gen_floats(g, shape, F32, special=r.choice([0, 0.05, 0.5, 1.0]))
         case.base_args, case.base_kwargs = [x], {}
-        case.args, case.kwargs = [_disguise(r, g, x, case, "x")], {}
+        case.args, case.kwargs = [_tensorize(r, _disguise(r, g, x, case, "x"), case, "x")], {}
         case.expect = (shape, np.dtype(np.uint8))
         if r.random() < 0.4:
             case.valid = False
@@ -520,8 +947,10 @@ def gen_case(r) -> Case:
         n = -(-math.prod(shape) * SUBBYTE[dt] // 8)
         data = g.integers(0, 256, n, dtype=np.uint8)
         case.base_args = [data, dt, shape]
+        t = _as_tensor(r, data, False)
         case.args = [r.choice([data, data.tobytes(), bytearray(data.tobytes()),
-                               data.view(np.int8)]), r.choice([dt, dt.name]), shape]
+                               data.view(np.int8), data if t is None else t]),
+                     r.choice([dt, dt.name]), shape]
         if r.random() < 0.4:
             case.valid = False
             i = r.randrange(3)
@@ -561,11 +990,12 @@ def gen_case(r) -> Case:
     shape, dt = case.expect
     k = r.random()
     if k < 0.3:
-        case.kwargs["out"] = _guarded(r, shape, dt, case)
+        case.kwargs["out"] = _tensorize(r, _guarded(r, shape, dt, case), case, "out", True)
     elif k < 0.4:
         o = _in_place_out(r, x, shape, dt, case)
         if o is not None:
             case.kwargs["out"] = o
+    case.args = [_tensorize(r, a, case, n) for a, n in zip(case.args, ("x", "scale", "zp"))]
     if r.random() < 0.5:
         for _ in range(r.choice([1, 1, 1, 2])):
             if len(case.args) < 3:
@@ -575,7 +1005,11 @@ def gen_case(r) -> Case:
 
 
 # ---------------------------------------------------------------------- running and checking
-def _call(op, args, kwargs):
+def _call(op, args, kwargs, case=None):
+    if op == "dynq":
+        return qsimd.dynamic_quantize(*args, **kwargs)
+    if op == "mx":
+        return _call_mx(case, args, kwargs)
     if op == "cfg":
         isa, threads = qsimd.get_isa(), qsimd.get_num_threads()
         try:
@@ -596,6 +1030,7 @@ def _call(op, args, kwargs):
 
 def _arrays(values):
     for v in values:
+        v = _base(v)
         if isinstance(v, np.ndarray):
             yield v
         elif isinstance(v, qsimd.PackedTensor) and isinstance(v.data, np.ndarray):
@@ -618,7 +1053,7 @@ def _same_bits(a, b, what, case):
         an, bn = np.isnan(a.astype(F32)), np.isnan(b.astype(F32))
         if (an != bn).any():
             raise Fail(f"{what}: NaN positions differ\n{case.describe()}")
-        a, b = np.where(an, 0, a), np.where(bn, 0, b)
+        a, b = np.where(an, np.zeros((), a.dtype), a), np.where(bn, np.zeros((), b.dtype), b)
     ra = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     rb = np.ascontiguousarray(b).reshape(-1).view(np.uint8)
     if not np.array_equal(ra, rb):
@@ -675,20 +1110,26 @@ def _oracle(case, y):
 
 def run_case(case: Case):
     """Runs one case; raises Fail (with the case described) when a rule is broken."""
-    if case.isa is not None and qsimd.get_isa() != case.isa:
-        qsimd.set_isa(case.isa)
+    if case.op in ("prep", "onnx"):
+        if case.isa is not None and qsimd.get_isa() != case.isa:
+            qsimd.set_isa(case.isa)
+        return _run_prep(case) if case.op == "prep" else _run_onnx(case)
     inputs = list(_arrays(case.args))
-    out = case.kwargs.get("out") if isinstance(case.kwargs.get("out"), np.ndarray) else None
+    out_obj = case.kwargs.get("out")
+    out = _base(out_obj) if isinstance(_base(out_obj), np.ndarray) else None
     kept = [(a, a.tobytes()) for a in inputs
             if a.size < 10**6 and not (out is not None and np.may_share_memory(a, out))]
     want = None
     if case.valid and case.op != "cfg":   # first: an `out` overlapping x overwrites x
-        want = _call(case.op, case.base_args, case.base_kwargs)
+        qsimd.set_isa(getattr(case, "base_isa", None) or case.isa)
+        want = _call(case.op, case.base_args, case.base_kwargs, case)
         case.calls += 1
+    if case.isa is not None and qsimd.get_isa() != case.isa:
+        qsimd.set_isa(case.isa)
     raised = False
     case.calls += 1
     try:
-        y = _call(case.op, case.args, case.kwargs)
+        y = _call(case.op, case.args, case.kwargs, case)
     except OK_ERRORS + (MemoryError,) as e:
         raised = True
         if isinstance(e, MemoryError) and not case.huge:
@@ -724,12 +1165,21 @@ def run_case(case: Case):
         if y is not None:
             raise Fail(f"{case.args[0]} returned {y!r}\n{case.describe()}")
         return "ok" if case.valid else "ok-broken"
-    if out is not None and y is not out:
-        raise Fail(f"result is not the out= array\n{case.describe()}")
+    if out is not None:
+        if (y[0] if case.op in ("dyn", "dynq", "mx") and isinstance(y, tuple) else y) \
+                is not out_obj:
+            raise Fail(f"result is not the out= array\n{case.describe()}")
+        y = (out,) + tuple(y[1:]) if isinstance(y, tuple) else out
     if not case.valid:
         _check_meta(case, y)
         return "ok-broken"
     # a valid call: the plain call gives the same bits, and the oracle agrees
+    if case.op in ("dynq", "mx"):
+        ys = y if isinstance(y, tuple) else (y,)
+        ws = want if isinstance(want, tuple) else (want,)
+        for i, (got_part, want_part) in enumerate(zip(ys, ws)):
+            _same_bits(got_part, want_part, f"{case.op} part {i} vs plain call", case)
+        return "ok"
     if case.op == "dyn":
         for got_part, want_part, what in zip(y, want, ("y", "scale", "zero_point")):
             _same_bits(got_part, want_part, f"dynamic {what} vs plain call", case)

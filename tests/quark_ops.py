@@ -96,13 +96,19 @@ def _library():
     if os.environ.get("QSIMD_TEST_NO_ORT"):   # the sanitizer run: no onnxruntime under ASan
         return None, "onnxruntime left out (QSIMD_TEST_NO_ORT)"
     try:
-        import onnxruntime  # noqa: F401
+        import onnxruntime
     except ImportError:
         return None, "onnxruntime is not installed"
     try:
-        return _build(_cache_dir()), None
+        lib = _build(_cache_dir())
     except (RuntimeError, OSError, subprocess.SubprocessError, zipfile.BadZipFile) as e:
         return None, str(e)
+    try:   # the library asks for the onnxruntime API of Quark's bundled headers
+        onnxruntime.SessionOptions().register_custom_ops_library(lib)
+    except Exception as e:   # noqa: BLE001 - an older onnxruntime (CPython 3.10 stops at 1.23)
+        return None, (f"onnxruntime {onnxruntime.__version__} cannot load it: "
+                      f"{str(e).splitlines()[0][:160]}")
+    return lib, None
 
 
 def quark_library() -> str | None:
@@ -131,8 +137,11 @@ def _session(op: str, ndim: int, attrs: tuple, half: bool = False):
         [node], "quark_op",
         [helper.make_tensor_value_info("x", t, [None] * ndim)],
         [helper.make_tensor_value_info("y", t, None)])
+    # IR 8 (opset 17's): onnx's default IR is newer than what older onnxruntimes load (1.23,
+    # the last for CPython 3.10, stops at IR 11)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid(DOMAIN, 1)])
+                                                    helper.make_opsetid(DOMAIN, 1)],
+                              ir_version=8)
     so = ort.SessionOptions()
     so.register_custom_ops_library(require_quark())
     so.intra_op_num_threads = 1

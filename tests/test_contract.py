@@ -1,4 +1,4 @@
-"""CONTRACT.md rules where onnx.reference is undefined or differs, with expectations worked
+"""docs/CONTRACT.md rules where onnx.reference is undefined or differs, with expectations worked
 out by hand; storage (pack/unpack) against onnx.numpy_helper; layout independence and out=."""
 import ml_dtypes
 import numpy as np
@@ -233,7 +233,7 @@ def test_dynamic_contract(isa):
 
 def test_dynamic_scale_underflow(isa):
     """Range [0, 2^-149]: (M - m) / 255 rounds to 0 in float32, so -m / scale = 0/0 = NaN.
-    CONTRACT's clamp(NaN, 0, 255) is read as the reference's Python min/max does it
+    The contract's clamp(NaN, 0, 255) is read as the reference's Python min/max does it
     (min(255, NaN) = 255), so zp = 255. y: 2^-149 / 0 = inf -> 255; 0 / 0 = NaN -> 0."""
     tiny = 2.0**-149
     assert _dyn([tiny, 0.0]) == ([255, 0], 0.0, 255)

@@ -170,3 +170,24 @@ def test_cmake_isa_options_and_find_package(tmp_path):
                                     providers=["CPUExecutionProvider"])
         y = sess.run(None, {"x": np.array([1.5, -2.2, 300], np.float32)})[0]
         assert y.tolist() == [4, -3, 127]
+
+
+def test_license_in_installed_metadata():
+    """The distribution ships the Apache-2.0 text (License-File) beside its SPDX expression."""
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("qsimd")
+    except md.PackageNotFoundError:
+        pytest.skip("qsimd is not installed (an in-place build on the path)")
+    assert dist.metadata["License-Expression"] == "Apache-2.0"
+    assert "LICENSE" in (dist.metadata.get_all("License-File") or [])
+    texts = [f.read_text() for f in dist.files or [] if f.name == "LICENSE"]
+    assert texts and "Apache License" in texts[0] and "Version 2.0, January 2004" in texts[0]
+
+
+def test_typing_marker_and_stubs_beside_the_package():
+    """py.typed and the stubs sit beside the modules they describe (the wheel ships them:
+    pyproject.toml's package-data, checked in .ci/portability.sh)."""
+    here = os.path.dirname(os.path.abspath(qsimd.__file__))
+    for f in ("py.typed", "_core.pyi", "__init__.pyi", "quark.pyi", "onnx.pyi"):
+        assert os.path.exists(os.path.join(here, f)), f

@@ -163,3 +163,16 @@ def test_errors():
         qsimd.dynamic_quantize(x, out=np.empty((3, 2), np.uint8))
     with pytest.raises(ValueError, match="symmetric must be"):
         qsimd.dynamic_quantize(x, output_dtype="int8", symmetric=2)
+
+
+def test_block_size_beyond_the_axis_any_layout(isa):
+    """A block larger than the axis (up to the int64 limit) is one block: the same for every
+    layout of the same values (the fast path's block count once overflowed and refused it)."""
+    x = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+    want = qsimd.dynamic_quantize(x, block_size=7)
+    for bs in (8, 2**31, 2**62, 2**63 - 1):
+        for xv in (x, np.asfortranarray(x), x[::-1][::-1]):
+            got = qsimd.dynamic_quantize(xv, block_size=bs)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.dtype == w.dtype
+                assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), bs

@@ -213,7 +213,10 @@ def test_bad_out(fn, x, dt):
     _raises(ValueError, "out", fn, x, 1.0, out=ro)
     _raises(ValueError, "out", fn, x, 1.0, out=np.broadcast_to(np.empty(3, dt), (2, 3)))
     _raises(TypeError, "out", fn, x, 1.0, out=[0] * 6)
-    _raises(TypeError, "out", fn, x, 1.0, out=memoryview(bytearray(24)))
+    # a buffer is a valid out= when it fits (tests/test_interop.py); 24 bytes in a row do not
+    _raises(ValueError, "out", fn, x, 1.0, out=memoryview(bytearray(24)))
+    _raises(ValueError, "out", fn, x, 1.0, out=b"\0" * 6)   # read-only
+    _raises(TypeError, "out", fn, x, 1.0, out="abcdef")
 
 
 def test_bad_packed_out():
@@ -293,7 +296,10 @@ def test_isa_queries():
 
 
 def test_rank_limit():
-    x = np.zeros((1,) * 33, np.float32)
+    try:
+        x = np.zeros((1,) * 33, np.float32)
+    except ValueError:
+        pytest.skip("NumPy before 2.0 has no arrays of rank 33")
     _raises(ValueError, "rank", Q, x, 1.0)
     _raises(ValueError, "rank", D, x.astype(np.uint8), 1.0)
     _raises(ValueError, "rank", qsimd.dynamic_quantize_linear, x)

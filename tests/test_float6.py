@@ -91,7 +91,7 @@ def boundaries(dt):
     return np.concatenate([base, near, spec]).astype(np.float32)
 
 
-# ------------------------------------------------------------------ by hand (issue 14)
+# ------------------------------------------------------------------ by hand
 @pytest.mark.parametrize("name,x,want", [
     # e2m3: max 7.5 = 0 11 111 (0x1f); 7.6 and inf saturate; NaN -> -0 (0x20), -NaN -> +0
     ("float6e2m3", [7.5, 7.6, np.inf, -np.inf, 100.0, np.nan, -np.nan, -0.0, 0.125, 0.0625],

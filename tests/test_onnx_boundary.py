@@ -34,12 +34,18 @@ def _mlp(rng, dims=(16, 32, 32, 8), batch=4):
                           [helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, dims[0]])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, dims[-1]])],
                           inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    # IR 8 (opset 17's): older onnxruntimes (1.23, CPython 3.10's) load IR 11 at most
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def _session(model):
+    """One thread, basic graph optimizations: at ORT_ENABLE_EXTENDED and above onnxruntime
+    fuses Q -> DQ -> MatMul into integer kernels that are not exact on every CPU (int8
+    activations on AVX2 without VNNI), and the core model, without its input QuantizeLinear,
+    fuses its first layer differently (split_boundary's docstring)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     return ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
 
@@ -70,8 +76,13 @@ def _check_split(model, feeds_fn, n=30):
     for k in range(n):
         feeds = feeds_fn(k)
         want = s0.run(None, feeds)
-        got = s1.run(None, {n: _ort_value(qs[n](v)) if n in qs else v
-                            for n, v in feeds.items()})
+        try:
+            got = s1.run(None, {n: _ort_value(qs[n](v)) if n in qs else v
+                                for n, v in feeds.items()})
+        except RuntimeError as e:   # float8 outputs: onnxruntime 1.23 has no NumPy type
+            if "No corresponding Numpy type" not in str(e):
+                raise
+            pytest.skip(f"onnxruntime {ort.__version__} cannot return these outputs: {e}")
         got = [dqs[o](_from_ort(v, dqs[o])) if o in dqs else v for o, v in zip(outs, got)]
         for w, g_ in zip(want, got):
             assert w.dtype == g_.dtype and w.shape == g_.shape
@@ -254,8 +265,9 @@ def test_errors():
     m3 = onnx.ModelProto()
     m3.CopyFrom(m)
     m3.graph.node[0].attribute.append(helper.make_attribute("mode", 1))
-    with pytest.raises(ValueError, match="attribute 'mode' of QuantizeLinear is not supported"):
+    with pytest.raises(ValueError, match="not a valid ONNX model .*mode"):
         qonnx.split_boundary(m3, inputs=["X"])
+    assert [e.name for e in qonnx.boundary(m3)] == ["Y"]
     # names that are not on the boundary
     with pytest.raises(ValueError, match="input 'nope' is not on the model's quantized"):
         qonnx.split_boundary(m, inputs=["nope"])
@@ -292,3 +304,88 @@ def test_example_runs():
                        cwd=os.path.dirname(os.path.dirname(qsimd.__file__)))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.count("bit-identical outputs: True") == 2, r.stdout
+
+
+def _copy(m):
+    c = onnx.ModelProto()
+    c.CopyFrom(m)
+    return c
+
+
+def test_malformed_and_invalid_models(tmp_path):
+    """Every way a model can be wrong is a ValueError that says what (TypeError for what is
+    not a model at all); nothing else escapes from onnx or protobuf."""
+    m = _qdq_model(13, {}, {}, np.float32(0.02), np.uint8(128), np.float32(0.03),
+                   np.uint8(100), (2, 8))
+    # a path, a pathlib.Path, the bytes, a bytearray: the same boundary
+    onnx.save(m, tmp_path / "m.onnx")
+    want = [(e.name, e.kind) for e in qonnx.boundary(m)]
+    for form in (str(tmp_path / "m.onnx"), tmp_path / "m.onnx", m.SerializeToString(),
+                 bytearray(m.SerializeToString())):
+        assert [(e.name, e.kind) for e in qonnx.boundary(form)] == want
+        core, qs, dqs = qonnx.split_boundary(form)
+        assert set(qs) == {"X"} and set(dqs) == {"Y"}
+    # unreadable: missing, corrupt, truncated, not protobuf at all
+    raw = m.SerializeToString()
+    (tmp_path / "bad.onnx").write_bytes(raw[: len(raw) // 2])
+    for bad, msg in [(tmp_path / "missing.onnx", "cannot read"),
+                     (tmp_path / "bad.onnx", "not a readable ONNX model"),
+                     (raw[: len(raw) // 2], "not a serialized ONNX model"),
+                     (b"\xff" * 40, "not a serialized ONNX model"),
+                     ("a\0b", "not a readable ONNX model|cannot read")]:
+        for fn in (qonnx.boundary, qonnx.split_boundary):
+            with pytest.raises(ValueError, match=msg):
+                fn(bad)
+    with pytest.raises(TypeError, match="model must be"):
+        qonnx.split_boundary([raw])
+    # external data whose file is missing
+    big = _qdq_model(13, {}, {}, np.full(1, 0.02, np.float32), None, np.float32(0.03), None,
+                     (2, 8))
+    big.graph.initializer.append(numpy_helper.from_array(np.zeros(4096, np.float32), "pad"))
+    onnx.save(big, tmp_path / "ext.onnx", save_as_external_data=True, location="ext.bin",
+              size_threshold=0)
+    (tmp_path / "ext.bin").unlink()
+    with pytest.raises(ValueError, match="ext.bin"):
+        qonnx.split_boundary(tmp_path / "ext.onnx")
+    # the same name twice in inputs=; a name that is not a string
+    with pytest.raises(ValueError, match="inputs name 'X' more than once"):
+        qonnx.split_boundary(m, inputs=["X", "X"])
+    with pytest.raises(TypeError, match="inputs must hold names"):
+        qonnx.split_boundary(m, inputs=[1])
+    with pytest.raises(TypeError, match="outputs must be a list of names"):
+        qonnx.split_boundary(m, outputs=5)
+    # two nodes writing one tensor name
+    m2 = _copy(m)
+    m2.graph.node.append(helper.make_node("Identity", ["X"], ["h"]))
+    for fn in (qonnx.boundary, qonnx.split_boundary):
+        with pytest.raises(ValueError, match="'h'"):
+            fn(m2)
+    # a QuantizeLinear without its scale input, a DequantizeLinear without any input
+    m3 = _copy(m)
+    del m3.graph.node[0].input[1:]
+    assert [e.name for e in qonnx.boundary(m3)] == ["Y"]
+    with pytest.raises(ValueError):
+        qonnx.split_boundary(m3, inputs=["X"])
+    m4 = _copy(m)
+    m4.graph.node[-1].input[0] = ""
+    assert [e.name for e in qonnx.boundary(m4)] == ["X"]
+    with pytest.raises(ValueError):
+        qonnx.split_boundary(m4, outputs=["Y"])
+    # an initializer of a data type NumPy does not know: harmless unless a boundary node
+    # reads it (then the model is invalid too)
+    m5 = _copy(m)
+    odd = numpy_helper.from_array(np.zeros(2, np.float32), "odd")
+    odd.data_type = 999
+    m5.graph.initializer.append(odd)
+    assert [(e.name, e.kind) for e in qonnx.boundary(m5)] == want
+    m6 = _copy(m)
+    sq = [t for t in m6.graph.initializer if t.name == "sq"][0]
+    sq.data_type = 999
+    assert [e.name for e in qonnx.boundary(m6)] == ["Y"]   # X's scale cannot be read
+    with pytest.raises(ValueError, match="sq"):
+        qonnx.split_boundary(m6, inputs=["X"])
+    # an invalid model (a node reading a tensor nothing defines)
+    m7 = _copy(m)
+    m7.graph.node.append(helper.make_node("Relu", ["nowhere"], ["Z"]))
+    with pytest.raises(ValueError, match="not a valid ONNX model"):
+        qonnx.split_boundary(m7)

@@ -2,7 +2,7 @@
 (QS_CHUNK_ENTRIES = 256 in csrc/ops/common.h): runs are cut into chunks of entries, mid-row,
 at odd element offsets and mid-byte for packed outputs. Every parameter form the kernels read
 (float32 scales, float64 scales for int32 x, int32 / int64 / float zero points) is checked
-against the ONNX reference, or CONTRACT.md's NumPy models for AMD Quark's types."""
+against the ONNX reference, or docs/CONTRACT.md's NumPy models for AMD Quark's types."""
 import ml_dtypes
 import numpy as np
 import pytest

@@ -78,7 +78,7 @@ def test_options_equal_function(isa):
 
 
 def test_nan_follows_contract():
-    # CONTRACT.md: NaN -> the output type's minimum for integer outputs, NaN for float8
+    # docs/CONTRACT.md: NaN -> the output type's minimum for integer outputs, NaN for float8
     x = np.array([np.nan, 1.0], np.float32)
     assert qsimd.Quantizer(0.1, np.int8(5))(x).tolist() == [-128, 15]
     assert qsimd.Quantizer(np.array([0.1, 0.5], np.float32), np.uint8([3, 4]),
@@ -174,8 +174,20 @@ def test_errors():
         qsimd.Quantizer(s, block_size=-1)
     with pytest.raises(ValueError, match="1-D for per-axis"):
         qsimd.Quantizer(np.ones((2, 2), np.float32))
-    with pytest.raises(TypeError, match="zero_point of a Dequantizer"):
-        qsimd.Dequantizer(0.1, 3)
+    # a Python zero point takes each x's type, as in dequantize_linear
+    dq3 = qsimd.Dequantizer(0.1, 3)
+    for x in (np.arange(6, dtype=np.uint8), np.arange(-3, 3, dtype=np.int8), [1, 2], 5):
+        assert_same(dq3(x), qsimd.dequantize_linear(x, 0.1, 3), repr(x))
+    with pytest.raises(ValueError, match="zero_point values must lie in"):
+        qsimd.Dequantizer(0.1, 300)(np.zeros(2, np.uint8))
+    with pytest.raises(ValueError, match="zero_point values must lie in"):
+        qsimd.dequantize_linear(np.zeros(2, np.uint8), 0.1, 300)
+    assert repr(dq3) == "Dequantizer(scale=float32(0.1), zero_point=3, output_dtype=float32)"
+    assert_same(pickle.loads(pickle.dumps(dq3))(np.arange(4, dtype=np.int16)),
+                qsimd.dequantize_linear(np.arange(4, dtype=np.int16), 0.1, 3), "pickled")
+    # a NumPy scalar zero point gives Python data x its type in both
+    dq128 = qsimd.Dequantizer(0.5, np.uint8(128))
+    assert_same(dq128(5), qsimd.dequantize_linear(5, 0.5, np.uint8(128)), "scalar x")
     dq = qsimd.Dequantizer(0.1, np.uint8(3))
     with pytest.raises(ValueError, match="zero_point has type uint8 but x has type int8"):
         dq(np.zeros(3, np.int8))

@@ -252,7 +252,7 @@ def _q_both(x, scale, zp=None, **kw):
     return qsimd.quantize_linear(x, scale, zp, **kw), ref_quantize(x, scale, zp, **ref_kw)
 
 
-# The quotient precision table (onnx-semantics.md section 2); expectations worked by hand.
+# The quotient precision table (docs/CONTRACT.md rule 1); expectations worked by hand.
 # f16(0.30005) = 1229 * 2^-12 = 0.300048828125, and 2048 / that = 6825.55...:
 #   rounded to f16 first (spacing 4 in [4096, 8192)) -> 6824; rounded from f32 -> 6826.
 F16_S = np.float16(0.30005)

@@ -3,7 +3,7 @@ float16 / bfloat16 types.
 
 Expectations come from onnx.reference, from ml_dtypes' own conversions (every float16 and
 bfloat16 input, every float8 code), and, for the Quark types that ONNX lacks, from a NumPy
-model of CONTRACT.md written here (numpy division as the reference divides, then float64
+model of docs/CONTRACT.md written here (numpy division as the reference divides, then float64
 clamping / float32 addition)."""
 import itertools
 import zlib
@@ -212,7 +212,7 @@ def test_float64_quotient_rounds_through_float32(isa):
 
 
 @pytest.mark.parametrize("name,expected", [
-    # saturate=1: +-max; saturate=0: the rounded value decides (onnx-semantics.md section 2)
+    # saturate=1: +-max; saturate=0: the rounded value decides (docs/CONTRACT.md)
     ("float8e4m3fn", {1: [0x7e, 0x7e, 0x7e, 0x7e, 0xfe, 0x7f, 0xff],
                       0: [0x7e, 0x7e, 0x7f, 0x7f, 0xff, 0x7f, 0xff]}),
     ("float8e5m2", {1: [0x7b, 0x7b, 0x7b, 0x7b, 0xfb, 0x7e, 0xfe],
@@ -454,7 +454,7 @@ def _quotient(x, s, precision=None):
 
 
 def model_quantize_q32(x, s, zp, otn, precision=None):
-    """CONTRACT.md rules 1-3 in NumPy: the reference's quotient, NaN -> qmin, clamp in
+    """docs/CONTRACT.md rules 1-3 in NumPy: the reference's quotient, NaN -> qmin, clamp in
     float64, round half to even, add the zero point in int64."""
     dt, qmin, qmax = Q32[otn]
     q = np.asarray(_quotient(x, s, precision), np.float64)

@@ -11,8 +11,8 @@
  * and thread count it started with, and results never depend on them).
  *
  * Numeric behaviour: bit-identical to the ONNX reference where that is defined, and to
- * qsimd's CONTRACT.md elsewhere (saturation by value, NaN -> qmin, exact integer
- * subtraction on dequantize), on every instruction set.
+ * qsimd's numeric contract (docs/CONTRACT.md) elsewhere (saturation by value, NaN -> qmin,
+ * exact integer subtraction on dequantize), on every instruction set.
  */
 #ifndef QSIMD_H
 #define QSIMD_H
@@ -100,7 +100,8 @@ typedef struct qsimd_quantize_options {
     int64_t axis;           /* ONNX default 1; negative counts from the back */
     int64_t block_size;     /* 0 = per-tensor / per-axis */
     int32_t saturate;       /* 0 or 1, for float8 outputs; ONNX default 1 */
-    int32_t precision;      /* 0 = by the types (CONTRACT.md rule 1), else FLOAT/FLOAT16/BFLOAT16 */
+    int32_t precision;      /* 0 = by the types (docs/CONTRACT.md rule 1), else FLOAT,
+                               FLOAT16 or BFLOAT16 */
     int32_t num_threads;    /* 0 = the process default (qsimd_set_num_threads), else 1..64 */
 } qsimd_quantize_options;
 
@@ -201,7 +202,7 @@ QSIMD_API void qsimd_prepared_free(qsimd_prepared *p);   /* NULL is fine */
  *     qmin, qmax)); for uint8 each group equals DynamicQuantizeLinear of that group alone.
  *   symmetric (int8 / int4 only): scale = max|x| / qmax in float32 (127 or 7; all zero or
  *     all NaN: 1 / qmax), zero point 0.
- * Then y = QuantizeLinear(x, scale, zp) per group (NaN -> qmin, CONTRACT.md).
+ * Then y = QuantizeLinear(x, scale, zp) per group (NaN -> qmin, docs/CONTRACT.md).
  *   x           FLOAT, rank >= 1, not empty.
  *   y           x's shape: UINT8, INT8, UINT4 or INT4 (one per byte, not packed).
  *   scale       FLOAT, x's shape with ceil(D / block_size) entries along axis (1 for whole-

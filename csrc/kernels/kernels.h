@@ -29,7 +29,7 @@ extern "C" {
 /* Input element type of QuantizeLinear. */
 enum { QK_X_F32, QK_X_F16, QK_X_BF16, QK_X_I32, QK_NX };
 
-/* Precision of x / scale (CONTRACT.md rule 1). For F16/BF16 the input is rounded to that
+/* Precision of x / scale (docs/CONTRACT.md rule 1). For F16/BF16 the input is rounded to that
  * type, divided in float32 (correctly rounded) and the quotient rounded to that type again;
  * double rounding through float32 is exact for division at these widths. F64: x and the
  * scale are widened to double and divided there. */
@@ -214,7 +214,7 @@ static inline qk_dparams qk_dparams_at(const qk_dparams *p, size_t e)
     return q;
 }
 
-/* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (CONTRACT.md rules 1-3); the float
+/* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (docs/CONTRACT.md rules 1-3); the float
  * output kinds convert q (+ zpf) instead, see QK_Y_E4M3FN and below.
  * Packed outputs: bytes wholly inside the run are overwritten; the first and last byte are
  * read-modify-written so that neighbouring runs (and zero padding) are preserved. */

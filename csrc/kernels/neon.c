@@ -1284,7 +1284,7 @@ QN_QFN(QK_X_F32, QK_Q_F32, QK_Y_PE3M2)
 /* Only the rows a call reaches without `precision` (the operands' own quotient precision):
  * the others (a float16 / bfloat16 quotient of other operands, float64 quotients of int32
  * operands) take the scalar kernel, which keeps the static library of a scalar + NEON build
- * within 0.4 MB (issue 12's budget) for calls that are rare and already slow in Python. */
+ * within its 0.4 MB budget for calls that are rare and already slow in Python. */
 QN_QFN_Y(QK_X_F32, QK_Q_F32)
 QN_QFN_Y(QK_X_F16, QK_Q_F32)
 QN_QFN_Y(QK_X_F16, QK_Q_F16)
@@ -1311,7 +1311,7 @@ QN_DFN_O(QK_D_E3M2)
 QN_DFN_O(QK_D_PE3M2)
 /* Quark float16 / bfloat16 inputs to float32 only (Quark's schema); float16 / bfloat16 outputs
  * of them take the scalar kernel: their 4.7 KB would push the static scalar + NEON example
- * over a 64 KB page step of its file (issue 12's 0.4 MB budget) */
+ * over a 64 KB page step of its file (its budget is 0.4 MB) */
 QN_DFN(QK_D_F16, QK_O_F32)
 QN_DFN(QK_D_BF16, QK_O_F32)
 

@@ -37,7 +37,8 @@ static inline void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparam
     }
 }
 
-/* The quotient x[i] / scale in its precision (rule 1); QK_Q_F64 is handled by the callers. */
+/* The quotient x[i] / scale in its precision (docs/CONTRACT.md rule 1); QK_Q_F64 is handled
+ * by the callers. */
 QK_ALWAYS_INLINE float quot_f(int xk, int qk, const void *x, size_t i, float s)
 {
     float v = load_xf(xk, x, i);

@@ -133,7 +133,7 @@ typedef struct grp_ctx {
     int stream;
 } grp_ctx;
 
-/* A group's scale and zero point from its NaN-ignoring range (CONTRACT.md, DynamicQuantize-
+/* A group's scale and zero point from its NaN-ignoring range (docs/CONTRACT.md, DynamicQuantize-
  * Linear, for any integer range; symmetric: max|x| / qmax, zero point 0). */
 static void group_params(const grp_ctx *c, float mn, float mx, float *scale, int32_t *zp)
 {

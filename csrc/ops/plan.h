@@ -17,7 +17,7 @@ typedef struct qs_plan {
     size_t entries;           /* scale entries in total */
 } qs_plan;
 
-/* Validates scale / zero point against x (CONTRACT.md "Validation") and builds the plan. */
+/* Validates scale / zero point against x (docs/CONTRACT.md "Validation") and builds the plan. */
 int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_tensor *zp,
                  int64_t axis, int64_t block_size, qs_plan *plan, qsimd_error *err);
 

@@ -23,7 +23,7 @@ static int x_kind(int32_t t)
     }
 }
 
-/* Quotient precision, CONTRACT.md rule 1 and onnx-semantics.md section 2. */
+/* Quotient precision: docs/CONTRACT.md rule 1 and its table of quotient types. */
 static int quotient_kind(int32_t xt, int32_t st, int32_t precision)
 {
     if (precision == QSIMD_FLOAT) return QK_Q_F32;

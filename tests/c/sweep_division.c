@@ -3,7 +3,7 @@
  * For every float32 bit pattern x (or every STRIDE-th one, spread over all exponents) and a
  * list of scales, quantizes x to uint8 (zero point 128) and int8 (zero point 0) with every
  * SIMD kernel table this CPU runs, and compares the bytes with a reference written here:
- * IEEE float32 division, the clamp, round half to even, the zero point (CONTRACT.md rules
+ * IEEE float32 division, the clamp, round half to even, the zero point (docs/CONTRACT.md rules
  * 1-3). The scales include every kind the argument has to cover: ties (powers of two), 1/3,
  * 0.1, all-ones significands, the edges of the range where kernels use the reciprocal form
  * (QK_RECIP_MIN, QK_RECIP_MAX) and of the range the argument holds in (2^-100, 2^126), and
@@ -120,7 +120,7 @@ static void make_scales(void)
     }
 }
 
-/* the reference: CONTRACT.md rules 1-3, written independently of the kernels */
+/* the reference: docs/CONTRACT.md rules 1-3, written independently of the kernels */
 static uint8_t ref1(float x, float s, int32_t zp, int32_t qmin, int32_t qmax)
 {
     float q = x / s;
