@@ -9,7 +9,4 @@ qk_quant_fn qk_get_quant(const qk_table *t, int xk, int qk, int yk);
 qk_dequant_fn qk_get_dequant(const qk_table *t, int dk, int ok);
 qk_minmax_fn qk_get_minmax(const qk_table *t);
 
-/* Non-NULL when QSIMD_ISA named a tier that is unknown or not runnable here. */
-const char *qsimd_env_isa_error(void);
-
 #endif

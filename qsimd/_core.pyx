@@ -66,8 +66,6 @@ cdef extern from "qsimd.h" nogil:
     const char *qsimd_version()
     int qsimd_set_num_threads(int n)
     int qsimd_get_num_threads()
-
-cdef extern from "dispatch.h" nogil:
     const char *qsimd_env_isa_error()
 
 

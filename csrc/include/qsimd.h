@@ -284,6 +284,9 @@ QSIMD_API int qsimd_isa_available(const char *name);    /* 1 if this CPU can run
 QSIMD_API int qsimd_set_isa(const char *name, qsimd_error *err);
 /* Names of the instruction sets this build contains, NULL-terminated, slowest first. */
 QSIMD_API const char *const *qsimd_isa_names(void);
+/* What was wrong with the environment variable QSIMD_ISA (a name that is unknown or that this
+ * CPU cannot run; the best available set is used instead), or NULL when it was fine or unset. */
+QSIMD_API const char *qsimd_env_isa_error(void);
 
 /* CPU features found at run time, as a bit set of QSIMD_CPU_*. */
 enum {
