@@ -37,6 +37,7 @@ void qs_fence_streams(void)
  * or runs slowly (a core woken from sleep, a busy vCPU) holds back at most one piece. */
 #define QS_PIECES_PER_THREAD 16
 #define QS_MIN_PIECE ((size_t)1 << 15)
+#define QS_CUT_ALIGN ((size_t)4096)
 /* Pause iterations a worker polls for new work after a piece (~50-100 us) before sleeping. */
 #define QS_SPIN 4096
 
@@ -210,7 +211,11 @@ int qs_parallel(const qs_plan *plan, int threads, unsigned per_byte, qs_piece_fn
     if (pieces > QS_MAX_THREADS) pieces = QS_MAX_THREADS;
     if (pieces > n / QS_MIN_PIECE) pieces = n / QS_MIN_PIECE;
     for (size_t t = 0; t < pieces && a < n; t++) {
-        size_t b = t == pieces - 1 ? n : qs_next_cut(plan, per_byte, n / pieces * (t + 1), n);
+        /* cuts at multiples of QS_CUT_ALIGN elements from the start: two threads never
+         * write one cache line (for outputs of a byte or more, one page), and each thread's
+         * streaming stores fill whole lines */
+        size_t want = (n / pieces * (t + 1) + QS_CUT_ALIGN / 2) / QS_CUT_ALIGN * QS_CUT_ALIGN;
+        size_t b = t == pieces - 1 ? n : qs_next_cut(plan, per_byte, want, n);
         if (b <= a) continue;
         j.w[j.count].a = a; j.w[j.count].b = b; j.w[j.count].index = j.count;
         j.count++;
