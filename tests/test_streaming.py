@@ -1,7 +1,7 @@
 """Runs of at least 32 MiB (input + output) write their output with non-temporal stores on
 x86 (the operator layer sets the kernels' `stream` flag from QS_STREAM_BYTES in
-csrc/ops/types.h; x86_template.h honours it, and x86_fp8.h for float16 / bfloat16 inputs): a head up to the first cache line of y, a
-middle streamed from an L1 buffer, and a tail. Each ISA's result must equal the scalar
+csrc/ops/types.h; csrc/kernels/generic/driver.h honours it for every single-entry run): a
+head up to the first cache line of y, a middle streamed from an L1 buffer, and a tail. Each ISA's result must equal the scalar
 kernel's, for outputs starting at every kind of offset from a cache line and lengths that
 leave a tail; the scalar kernel itself is checked against onnx.reference elsewhere (and on a
 slice here)."""
@@ -100,8 +100,8 @@ def test_dequantize_packed_streamed(isa, data):
 
 @pytest.mark.parametrize("xt", [np.float16, ml_dtypes.bfloat16])
 def test_dequantize_half_streamed(isa, data, xt):
-    # AMD Quark's float16 / bfloat16 inputs widen to float32 through x86_fp8.h's loop, which
-    # streams too; with and without a float zero point, NaN and inf kept
+    # AMD Quark's float16 / bfloat16 inputs widen to float32 through the driver's dequantize
+    # loop, which streams too; with and without a float zero point, NaN and inf kept
     h = data[:N].astype(xt)
     h[5::4099] = np.inf
     for zp in (None, xt(1.5)):

@@ -376,7 +376,7 @@ static inline vf qv_fix_recip(vf q1, vf q0)
     return _mm256_blendv_ps(q1, q0, _mm256_cmp_ps(q1, _mm256_setzero_ps(), _CMP_EQ_UQ));
 }
 
-/* Packed float6 (x86_fp8.h): 4 codes -> c0 | c1 << 6 | c2 << 12 | c3 << 18, whose three
+/* Packed float6 (qv_store6_4): 4 codes -> c0 | c1 << 6 | c2 << 12 | c3 << 18, whose three
  * low bytes are ONNX's group. maddubs pairs codes (c0 + 64 c1 < 2^12), madd pairs the pairs
  * (+ 4096 x), a byte shuffle keeps three bytes of each dword. */
 static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, low first */

@@ -314,7 +314,8 @@ static inline vf qv_keep_nan(vf d, vf p)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), p, d);
 }
 
-/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (x86_template.h) */
+/* 64 bytes from an L1 buffer to a cache line of y, bypassing the caches (driver.h's
+ * streamed runs) */
 static inline void qv_stream64(void *y, const void *src)
 {
 #if defined(QSIMD_TEST_SIMDE)   /* SIMDe has no 512-bit streaming store: two native halves */
@@ -443,7 +444,7 @@ static inline vf qv_fix_recip(vf q1, vf q0)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q1, _mm512_setzero_ps(), _CMP_EQ_UQ), q1, q0);
 }
 
-/* Packed float6 (x86_fp8.h), as in avx2.c: maddubs and madd form the 24 bits of each group
+/* Packed float6, as in avx2.c: maddubs and madd form the 24 bits of each group
  * of 4 codes, a byte shuffle keeps three bytes of each dword. */
 static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, low first */
 {

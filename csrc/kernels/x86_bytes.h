@@ -1,6 +1,6 @@
-/* Helpers shared by the x86 kernel files: the streaming-store and alignment rules of the
- * run drivers, and 128-bit packing of codes into nibbles / 2-bit fields and back. SSE4.1
- * only, so that every x86 file can use them; the includer provides the intrinsics
+/* Helpers shared by the x86 vector layers: 128-bit packing of codes into nibbles / 2-bit
+ * fields and back, and small loads and stores. SSE4.1 only, so that every x86 file can use
+ * them; the includer provides the intrinsics
  * (immintrin.h, or SIMDe in the AVX-512 emulation test). */
 #ifndef QSIMD_X86_BYTES_H
 #define QSIMD_X86_BYTES_H
@@ -9,37 +9,6 @@
 #include <string.h>
 
 #include "convert.h"   /* QK_ALWAYS_INLINE: the helpers must inline even at -Os (sse41.c) */
-
-/* Table entries get the instruction set's name (QV_ISA, defined by each x86 file) in front,
- * so that a profiler tells avx2_q_... from avx512_q_... */
-#define QT_N(name) QT_N2(QV_ISA, name)
-#define QT_N2(isa, name) QT_N3(isa, name)
-#define QT_N3(isa, name) isa##_##name
-
-/* Calls the operator layer marks with p->stream (too large to stay in the caches) write
- * the output of long single-scale runs with non-temporal stores: the destination's cache
- * lines are not read first (a sixth less memory traffic for float32 -> uint8, nearly half
- * for uint8 -> float32). The output is assembled QT_NT_LINE bytes at a time in a buffer that
- * stays in L1 and streamed out from there, so every output kind works alike; the buffer is
- * large enough that its stores have left the store buffer when it is read back (a 64-byte
- * load of data just written by narrower stores stalls on store forwarding). Runs shorter
- * than QT_NT_MIN output bytes keep ordinary stores. */
-#define QT_NT_LINE 2048
-#define QT_NT_MIN (4 * QT_NT_LINE)
-/* Dequantized float32 runs at least this long (from 8- and 16-bit codes, float16 and
- * bfloat16; AVX2 and AVX-512) store from a cache line boundary on: a store split over two
- * lines costs about half as much again on Intel cores, and numpy's allocations are only
- * 16-byte aligned. */
-#define QT_DALIGN_MIN ((size_t)1024)
-
-/* 1 when [x, x + xb) and [y, y + yb) do not overlap. Only then may a run end with a full
- * vector that overlaps the previous one (rewriting the same bytes): done in place it would
- * read inputs already overwritten. */
-QK_ALWAYS_INLINE int qt_disjoint(const void *x, size_t xb, const void *y, size_t yb)
-{
-    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
-    return a + xb <= b || b + yb <= a;
-}
 
 /* A 32-bit pattern as the int the set1 intrinsics take (no signed overflow in a shift) */
 QK_ALWAYS_INLINE int qv_bits_i32(uint32_t u)

@@ -168,7 +168,7 @@ static inline simde__m512i qsd_mm512_maskz_loadu_epi32(uint16_t k, const void *p
 #undef _mm512_madd_epi16
 #define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
 
-/* double conversions SIMDe lacks (csrc/kernels/x86_quark.h), from native 256-bit halves */
+/* double conversions SIMDe lacks (avx512.c's AMD Quark helpers), from native 256-bit halves */
 static inline simde__m512d qsd_join_pd(__m256d lo, __m256d hi)
 {
     double r[8];

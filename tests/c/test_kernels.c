@@ -646,8 +646,8 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             k++;
         }
     }
-    /* blocks longer than the staged rows' chunks (x86_template.h, QT_CH), some not dividing
-     * them, so that chunks start inside an entry; half of them in place */
+    /* blocks longer than a stretch of the driver's chunks, some not dividing them, so that
+     * chunks start inside an entry; half of them in place */
     static const size_t big_blk[] = {300, 700, 1500};
     for (size_t b = 0; b < sizeof big_blk / sizeof big_blk[0]; b++) {
         qcase c;
