@@ -48,11 +48,17 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
     const void *d = t->data;
     size_t i;
     if (zf) for (i = 0; i < m; i++) zf[i] = 0.0f;
-    /* (steps of 8, which -O2 vectorises: a zero point per block of 32 elements) */
+    /* (steps of 8 through a local copy, which -O2 vectorises: z may not alias a local, while
+     * it may alias bytes read through s_; a zero point per block of 32 elements) */
 #define QS_WIDEN(T) do { \
         const T *s_ = (const T *)d + e0; \
-        for (i = 0; i + 8 <= m; i += 8) \
-            for (int k = 0; k < 8; k++) z[i + k] = s_[i + k]; \
+        for (i = 0; i + 8 <= m; i += 8) { \
+            T v_[8]; \
+            int32_t w_[8]; \
+            memcpy(v_, s_ + i, sizeof v_); \
+            for (int k = 0; k < 8; k++) w_[k] = v_[k]; \
+            memcpy(z + i, w_, sizeof w_); \
+        } \
         for (; i < m; i++) z[i] = s_[i]; \
     } while (0)
     switch (t->dtype) {
@@ -166,46 +172,48 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     }
     pp->scale64 = f64 ? f64b : NULL;
     pp->rscale = NULL;
-    if (src->need & QS_NEED_RSCALE) {   /* one division per entry, none per element */
-        /* 1/s for every entry and one flag for the range of qk_recip, in steps of 8 that
-         * the compiler vectorises at -O2 (a block of 32 elements would otherwise wait for a
-         * scalar divide): the kernels get the array only when every entry is in range */
+    /* 1/s for every entry when the kernels want reciprocals, with one flag for the range of
+     * qk_recip, and whether some scale's sign bit is set (-0 and negative NaNs too: they
+     * only cost the scalar kernel, which handles every scale). One pass in steps of 8 that
+     * -O2 vectorises, reading a local copy (rb may not alias a local; it may alias sc): a
+     * block of 32 elements would otherwise wait for a scalar divide. |s|'s bits as int32
+     * (below 2^31, so no difference overflows) are out of range when one of v - lo, hi - v
+     * is negative; NaN and inf lie above QK_RECIP_MAX, 0 and denormals below. */
+    {
         const float *sc = pp->scale;
-        /* |s|'s bits as int32 (below 2^31, so no difference overflows): out of range when
-         * one of v - lo, hi - v is negative */
+        float *rb_ = (src->need & QS_NEED_RSCALE) ? rb : NULL;
         int32_t lo = (int32_t)qk_f32_bits(QK_RECIP_MIN), hi = (int32_t)qk_f32_bits(QK_RECIP_MAX);
         int32_t bad = 0;
+        uint32_t sg = 0;
         size_t i = 0;
-        for (; i + 8 <= m; i += 8) {
-            float r[8];
+        if (!rb_)
+            for (; i + 8 <= m; i += 8) {
+                uint32_t u[8];
+                memcpy(u, sc + i, sizeof u);
+                for (int k = 0; k < 8; k++) sg |= u[k];
+            }
+        for (; rb_ && i + 8 <= m; i += 8) {
+            float sv[8];
             int32_t u[8];
-            for (int k = 0; k < 8; k++) r[k] = 1.0f / sc[i + k];
+            memcpy(sv, sc + i, sizeof sv);
             memcpy(u, sc + i, sizeof u);
             for (int k = 0; k < 8; k++) {
                 int32_t v = u[k] & 0x7fffffff;
                 bad |= (v - lo) | (hi - v);
+                sg |= (uint32_t)u[k];
             }
-            memcpy(rb + i, r, sizeof r);
+            if (rb_)
+                for (int k = 0; k < 8; k++) rb_[i + k] = 1.0f / sv[k];
         }
         for (; i < m; i++) {
-            int32_t v = (int32_t)(qk_f32_bits(sc[i]) & 0x7fffffffu);
-            rb[i] = 1.0f / sc[i];
+            uint32_t u = qk_f32_bits(sc[i]);
+            int32_t v = (int32_t)(u & 0x7fffffffu);
             bad |= (v - lo) | (hi - v);
+            sg |= u;
+            if (rb_) rb_[i] = 1.0f / sc[i];
         }
-        int all = bad >= 0;   /* NaN and inf lie above QK_RECIP_MAX, 0 and denormals below */
         /* kernels read a non-NULL rscale as "every entry may use the reciprocal form" */
-        pp->rscale = all ? rb : NULL;
-    }
-    /* some scale's sign bit set (-0 and negative NaNs too: they only cost the scalar
-     * kernel, which handles every scale) */
-    {
-        uint32_t sg = 0, u[8];
-        size_t i = 0;
-        for (; i + 8 <= m; i += 8) {
-            memcpy(u, pp->scale + i, sizeof u);
-            for (int k = 0; k < 8; k++) sg |= u[k];
-        }
-        for (; i < m; i++) sg |= qk_f32_bits(pp->scale[i]);
+        pp->rscale = rb_ && bad >= 0 ? rb_ : NULL;
         pp->negs = (int)(sg >> 31);
     }
     pp->zp = NULL;

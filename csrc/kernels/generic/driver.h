@@ -421,6 +421,27 @@ QD_INLINE qd_pv qd_col_pv(const float *sp, const float *rp, const float *fp, con
     return pv;
 }
 
+/* The parameter vectors of 4 consecutive vectors of a row whose entries vary per element. */
+QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          size_t e, unsigned need)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        size_t o = e + (size_t)v * QV_W;
+        pv.s[v] = qv_loadu_f(sp + o);
+        pv.r[v] = need & QD_R ? qv_loadu_f(rp + o) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F && fp ? qv_loadu_f(fp + o) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z && zp ? qv_loadu_i(zp + o) : qv_set1_i(0);
+    }
+    return pv;
+}
+
+/* Rows of at least QD_LONG elements whose entries vary along the row go one row at a time:
+ * chunks straight into y with their entries loaded per vector (the last chunk moved back to
+ * end at K), cheaper than a tile's staging once a row holds several chunks. */
+#define QD_LONG (4 * QD_U)
+
 /* Whole rows of a layout whose entries vary along rows of K >= QV_W elements (kdim) go
  * through tiles: 4 rows sharing one row of entries at a time (the last rows of a group
  * repeated), the entries of each column of QV_W loaded once for the 4 (the last column moved
@@ -489,6 +510,17 @@ QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, in
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        if (!step && K >= QD_LONG) {
+            for (size_t rr = r; rr < r + n; rr++)
+                for (size_t k0 = 0; k0 < K; k0 += QD_U) {
+                    size_t kk = k0 + QD_U > K ? K - QD_U : k0;
+                    qd_pv pv = qd_run_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
+                    const char *xv[4] = QD_XV(x + rr * xrow + kk * xs, xs);
+                    qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
+                              y + rr * yrow + qd_ybytes(yk, kk), &pv, k);
+                }
+            continue;
+        }
         for (size_t rr = 0; rr < n; rr += 4) {
             size_t ro[4], er[4];
             QD_UNROLL
@@ -747,6 +779,17 @@ QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsi
     size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        if (!step && K >= QD_LONG) {   /* as in qd_qtile */
+            for (size_t rr = r; rr < r + n; rr++)
+                for (size_t k0 = 0; k0 < K; k0 += QD_U) {
+                    size_t kk = k0 + QD_U > K ? K - QD_U : k0;
+                    qd_pv pv = qd_run_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                    const unsigned char *xv[4] = QD_DXV(dk, x + rr * xrow + qd_xbytes(dk, kk));
+                    unsigned char *yv[4] = QD_DYV(y + rr * yrow + kk * qd_osize(ok), qd_osize(ok));
+                    qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+                }
+            continue;
+        }
         for (size_t rr = 0; rr < n; rr += 4) {
             size_t ro[4], er[4];
             QD_UNROLL
