@@ -260,7 +260,8 @@ def case_dequant_f16(n, use_out=True):
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        sess = ort.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                                      ir_version=8)
                                     .SerializeToString(), so, providers=["CPUExecutionProvider"])
         peers["onnxruntime"] = lambda: sess.run(None, {"x": x})
     if torch is not None:
@@ -423,7 +424,8 @@ _QUARK_LIB = None   # AMD Quark's custom-op library (--quark or QSIMD_QUARK_LIB)
 def _quark_graph_session(graph):
     """A one-thread onnxruntime session of `graph` with Quark's custom-op library loaded."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.amd.quark", 1)])
+                                                    helper.make_opsetid("com.amd.quark", 1)],
+                              ir_version=8)
     so = ort.SessionOptions()
     so.register_custom_ops_library(_QUARK_LIB)
     so.intra_op_num_threads = 1

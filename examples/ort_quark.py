@@ -82,8 +82,9 @@ def build_model(channels: int = 64, size: int = 56, seed: int = 0) -> Any:
         nodes, "quark_style",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, size, size])], inits)
+    # IR 8 (opset 17's): onnx's default IR may be newer than an older onnxruntime reads
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                   helper.make_opsetid(Q, 1)])
+                                                   helper.make_opsetid(Q, 1)], ir_version=8)
 
 
 def session(model: Any, library: str | None = None, threads: int = 1) -> Any:

@@ -163,7 +163,8 @@ def test_cmake_isa_options_and_find_package(tmp_path):
             [helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
              helper.make_tensor("z", TensorProto.INT8, [], [1])])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                        helper.make_opsetid("com.vai.quantize", 1)])
+                                                        helper.make_opsetid("com.vai.quantize", 1)],
+                                  ir_version=8)
         so = ort.SessionOptions()
         so.register_custom_ops_library(str(mod))
         sess = ort.InferenceSession(model.SerializeToString(), so,
