@@ -39,10 +39,13 @@
  * vectors and parameters stay in registers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define QD_UNROLL _Pragma("GCC unroll 4")
+#define QD_UNROLL8 _Pragma("GCC unroll 8")
 #elif defined(__clang__)
 #define QD_UNROLL _Pragma("unroll 4")
+#define QD_UNROLL8 _Pragma("unroll 8")
 #else
 #define QD_UNROLL
+#define QD_UNROLL8
 #endif
 
 #define QD_N(name) QD_N2(QV_ISA, name)
@@ -60,6 +63,14 @@
  * elements is a multiple of 64 bytes; runs under QD_NT_MIN elements keep plain stores. */
 #define QD_NT 2048
 #define QD_NT_MIN (4 * QD_NT)
+
+/* A layer without non-temporal stores (QV_NT 0) ignores p->stream: the buffer would only add
+ * a copy. */
+#if defined(QV_NT) && !QV_NT
+#define QD_STREAM(p) 0
+#else
+#define QD_STREAM(p) ((p)->stream)
+#endif
 
 #include "layout.h"
 
@@ -277,6 +288,45 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 #endif
 }
 
+/* Two consecutive chunks of integer codes that share one entry (QV_PAIR: for an in-order
+ * core, NEON's Cortex-A55). qd_qraw's operations, each step for all 8 vectors before the
+ * next, so that independent work always separates dependent operations, and every
+ * conversion before the stores. */
+#ifndef QV_PAIR
+#define QV_PAIR 0
+#endif
+QD_INLINE void qd_qpair(int xk, int qk, int yk, int negs, const char *x, unsigned char *y,
+                        const qd_pv *pv, const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk);
+    vi c[8];
+#if QV_FMA
+    if (!negs) {   /* form A */
+        vf n[8], q0[8];
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qd_numer(xk, qk, x + v * QV_W * xs);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_bound_x(n[v], QD_XL(pv->s[v & 3]));
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) q0[v] = qv_mul(n[v], pv->r[v & 3]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_fnmadd(q0[v], pv->s[v & 3], n[v]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_fmadd(n[v], pv->r[v & 3], q0[v]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) c[v] = qv_cvt_a(qd_qround(qk, n[v]), qk == QK_Q_F16);
+    } else
+#endif
+    {
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++)
+            c[v] = qd_qraw(xk, qk, negs, x + v * QV_W * xs, pv->s[v & 3], pv->r[v & 3],
+                           QD_XL(pv->s[v & 3]));
+    }
+    qv_qstore4(yk, y, c, pv->z, &k->ic);
+    qv_qstore4(yk, y + qd_ybytes(yk, QD_U), c + 4, pv->z, &k->ic);
+}
+
 /* Pointers to 4 consecutive vectors of inputs from x. */
 #define QD_XV(x, xs) {(x), (x) + QV_W * (xs), (x) + 2 * QV_W * (xs), (x) + 3 * QV_W * (xs)}
 
@@ -328,6 +378,9 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
             qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
+            if (QV_PAIR && qd_is_int(yk) && !pre)
+                for (; end - i >= 2 * QD_U; i += 2 * QD_U)
+                    qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv, k);
             for (; pre ? i < end : end - i >= QD_U; i += QD_U) {
                 const char *xv[4] = QD_XV(x + i * xs, xs);
                 qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, d + qd_ybytes(yk, i - i0),
@@ -431,7 +484,7 @@ QD_INLINE void qd_qpiece(int xk, int qk, int yk, int sat, int has_zf, int rec, i
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
         done = qd_qbody(xk, qk, yk, sat, has_zf, rec, negs, x + a * qd_xsize(xk),
                         y + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_ybytes(yk, a)), mt,
-                        ovl, &c, need, k, p->stream);
+                        ovl, &c, need, k, QD_STREAM(p));
     }
     qd_qscalar(xk, qk, yk, x, y, a + done, b, p);
 }
@@ -566,6 +619,18 @@ QD_INLINE vf qd_dvec(int dk, unsigned bits, vi h, const unsigned char *x, vf s, 
 QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, vi h, const unsigned char *x,
                          unsigned char *y, const qd_pv *pv)
 {
+#if defined(QV_CODES4)
+    /* a layer may convert a chunk's integer codes minus zero points (qd_dvec's first step)
+     * at once, loading whole vectors of codes */
+    if (!qd_float_in(dk)) {
+        vf d[4];
+        qv_codes4(dk, bits, h, x, pv->z, d);
+        QD_UNROLL
+        for (int v = 0; v < 4; v++)
+            qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
+        return;
+    }
+#endif
     QD_UNROLL
     for (int v = 0; v < 4; v++)
         qv_store_out(ok, y + v * QV_W * qd_osize(ok),
@@ -639,41 +704,48 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, const void *xv, v
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
         done = qd_dbody(dk, ok, bits, qv_set1_i(sgn ? 1 << (bits - 1) : 0),
                         x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
-                        y + a * os, mt, ovl, &c, need, p->stream);
+                        y + a * os, mt, ovl, &c, need, QD_STREAM(p));
     }
     qd_dscalar(dk, ok, x, y, a + done, n, p);
 }
 
 #if QV_QUARK
-/* int32 / uint32 codes (AMD Quark) -> float32: one entry per stretch, as qd_quark. */
-QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *p)
+/* int32 / uint32 codes (AMD Quark) -> float32 (or rounded from it to float16 / bfloat16):
+ * one entry per stretch, as qd_quark. */
+QD_INLINE void qd_deq_b32(int ok, const void *xv, void *yv, size_t n, const qk_dparams *p)
 {
     const unsigned char *x = (const unsigned char *)xv;
-    float *y = (float *)yv;
+    unsigned char *y = (unsigned char *)yv;
     for (size_t a = 0, len; a < n; a += len) {
         size_t e = QK_QENTRY(p, a, &len), i = a;
         if (len > n - a) len = n - a;
         if (len >= QD_U) {
             qv_dkc kc = qv_b32_init(p, e);
-            for (; a + len - i >= QV_W; i += QV_W) qv_storeu_f(y + i, qv_b32_dvec(x + 4 * i, &kc));
+            for (; a + len - i >= QV_W; i += QV_W)
+                qv_store_out(ok, y + i * qd_osize(ok), qv_b32_dvec(x + 4 * i, &kc));
         }
-        qd_dscalar(QK_D_B32, QK_O_F32, x, (unsigned char *)y, i, a + len, p);
+        qd_dscalar(QK_D_B32, ok, x, y, i, a + len, p);
     }
 }
 
 #endif
 
 /* Loops of their own for 8-bit codes and the other integer codes (bits read at run time);
- * signedness and the float zero point are run-time values in them. */
+ * signedness and the float zero point are run-time values in them (QV_SGN8: a layer whose
+ * unsigned 8-bit loop is measurably faster with the sign a constant gets a copy for it). */
+#ifndef QV_SGN8
+#define QV_SGN8 0
+#endif
 QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
 {
     if (n == 0) return;
     if (dk == QK_D_B32) {
 #if QV_QUARK
-        qd_deq_b32(x, y, n, p);
+        qd_deq_b32(ok, x, y, n, p);
 #endif
     } else if (qd_float_in(dk) || (dk == QK_D_B8 && p->bits >= 8)) {
-        qd_deq2(dk, ok, 8, !qd_float_in(dk) && p->is_signed, x, y, n, p);
+        if (QV_SGN8 && !qd_float_in(dk) && !p->is_signed) qd_deq2(dk, ok, 8, 0, x, y, n, p);
+        else qd_deq2(dk, ok, 8, !qd_float_in(dk) && p->is_signed, x, y, n, p);
     } else {
         unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
         qd_deq2(dk, ok, bits, p->is_signed != 0, x, y, n, p);
