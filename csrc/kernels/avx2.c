@@ -32,10 +32,12 @@ static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }   /* a < b ?
 static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }   /* a > b ? a : b */
 static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }    /* a*b+c */
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
+static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
 
-/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+/* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
+ * first QV_W - k of b (0 < k < QV_W). */
 static inline __m256i qv_lanes_below(unsigned k)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -45,19 +47,21 @@ static inline vf qv_blend_f(vf a, vf b, unsigned k)
 {
     return _mm256_blendv_ps(b, a, _mm256_castsi256_ps(qv_lanes_below(k)));
 }
-static inline __m256i qv_shift_idx(unsigned k)
-{
-    return _mm256_and_si256(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                             _mm256_set1_epi32((int)k)), _mm256_set1_epi32(7));
-}
 static inline vi qv_splice_i(vi a, vi b, unsigned k)
 {
-    return qv_blend_i(a, _mm256_permutevar8x32_epi32(b, qv_shift_idx(k)), k);
+    /* lane i takes lane (i - k) mod 8 of both: a's lanes 8-k.. land first, b's 0.. after */
+    __m256i idx = _mm256_and_si256(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm256_set1_epi32((int)k)),
+                                   _mm256_set1_epi32(7));
+    return qv_blend_i(_mm256_permutevar8x32_epi32(a, idx), _mm256_permutevar8x32_epi32(b, idx), k);
 }
 static inline vf qv_splice_f(vf a, vf b, unsigned k)
 {
-    return qv_blend_f(a, _mm256_permutevar8x32_ps(b, qv_shift_idx(k)), k);
+    return _mm256_castsi256_ps(qv_splice_i(_mm256_castps_si256(a), _mm256_castps_si256(b), k));
 }
+/* lane i = lane idx[i] of v (0 <= idx[i] < QV_W) */
+static inline vf qv_perm_f(vf v, vi idx) { return _mm256_permutevar8x32_ps(v, idx); }
+static inline vi qv_perm_i(vi v, vi idx) { return _mm256_permutevar8x32_epi32(v, idx); }
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -177,22 +181,26 @@ static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], con
     qv_store_bytes(yk, y, p);
 }
 
-/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
- * or 0 for unsigned codes). */
-static inline vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
+/* QV_W codes as int32: the low `bits` bits; signed 8- and 16-bit codes when sgn is 1; sgn 2:
+ * sign-extended from bit `bits - 1` by h (that bit). */
+static inline vi qv_load_codes(int dk, unsigned bits, int sgn, vi h, const void *x)
 {
     __m256i c;
     if (dk == QK_D_B16) {
-        c = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x));
+        __m128i w = _mm_loadu_si128((const __m128i *)x);
+        if (sgn == 1) return _mm256_cvtepi16_epi32(w);
+        c = _mm256_cvtepu16_epi32(w);
     } else if (dk == QK_D_B8) {
-        c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)x));
+        __m128i b = _mm_loadl_epi64((const __m128i *)x);
+        if (sgn == 1) return _mm256_cvtepi8_epi32(b);
+        c = _mm256_cvtepu8_epi32(b);
         if (bits < 8) c = _mm256_and_si256(c, _mm256_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm256_cvtepu8_epi32(qx_unpack4(qx_load32(x)));
     } else {
         c = _mm256_cvtepu8_epi32(qx_unpack2(qx_load16(x)));
     }
-    return _mm256_sub_epi32(_mm256_xor_si256(c, h), h);   /* sign-extends a field, h its top bit */
+    return sgn == 2 ? _mm256_sub_epi32(_mm256_xor_si256(c, h), h) : c;   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

@@ -41,27 +41,26 @@ static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }   /* a < b ?
 static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }   /* a > b ? a : b */
 static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }    /* a*b+c */
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
+static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
 
-/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+/* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
+ * first QV_W - k of b (0 < k < QV_W): one two-source permutation. */
 static inline __mmask16 qv_below(unsigned k) { return (__mmask16)((1u << k) - 1u); }
 static inline vi qv_blend_i(vi a, vi b, unsigned k) { return _mm512_mask_blend_epi32(qv_below(k), b, a); }
 static inline vf qv_blend_f(vf a, vf b, unsigned k) { return _mm512_mask_blend_ps(qv_below(k), b, a); }
-static inline __m512i qv_shift_idx(unsigned k)
+static inline __m512i qv_splice_idx(unsigned k)
 {
-    return _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                               11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int)k)), _mm512_set1_epi32(15));
+    /* lane i: a's lane 16 - k + i (index below 16), else b's lane i - k (16 + i - k) */
+    return _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32(16 - (int)k));
 }
-static inline vi qv_splice_i(vi a, vi b, unsigned k)
-{
-    return qv_blend_i(a, _mm512_permutexvar_epi32(qv_shift_idx(k), b), k);
-}
-static inline vf qv_splice_f(vf a, vf b, unsigned k)
-{
-    return qv_blend_f(a, _mm512_permutexvar_ps(qv_shift_idx(k), b), k);
-}
+static inline vi qv_splice_i(vi a, vi b, unsigned k) { return _mm512_permutex2var_epi32(a, qv_splice_idx(k), b); }
+static inline vf qv_splice_f(vf a, vf b, unsigned k) { return _mm512_permutex2var_ps(a, qv_splice_idx(k), b); }
+/* lane i = lane idx[i] of v (0 <= idx[i] < QV_W) */
+static inline vf qv_perm_f(vf v, vi idx) { return _mm512_permutexvar_ps(idx, v); }
+static inline vi qv_perm_i(vi v, vi idx) { return _mm512_permutexvar_epi32(idx, v); }
 
 static inline vf qv_load_x(int xk, const void *x)
 {
@@ -157,22 +156,26 @@ static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], con
     }
 }
 
-/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
- * or 0 for unsigned codes). */
-static inline vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
+/* QV_W codes as int32: the low `bits` bits; signed 8- and 16-bit codes when sgn is 1; sgn 2:
+ * sign-extended from bit `bits - 1` by h (that bit). */
+static inline vi qv_load_codes(int dk, unsigned bits, int sgn, vi h, const void *x)
 {
     __m512i c;
     if (dk == QK_D_B16) {
-        c = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)x));
+        __m256i w = _mm256_loadu_si256((const __m256i *)x);
+        if (sgn == 1) return _mm512_cvtepi16_epi32(w);
+        c = _mm512_cvtepu16_epi32(w);
     } else if (dk == QK_D_B8) {
-        c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)x));
+        __m128i b = _mm_loadu_si128((const __m128i *)x);
+        if (sgn == 1) return _mm512_cvtepi8_epi32(b);
+        c = _mm512_cvtepu8_epi32(b);
         if (bits < 8) c = _mm512_and_si512(c, _mm512_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm512_cvtepu8_epi32(qx_unpack4(_mm_loadl_epi64((const __m128i *)x)));
     } else {
         c = _mm512_cvtepu8_epi32(qx_unpack2(qx_load32(x)));
     }
-    return _mm512_sub_epi32(_mm512_xor_si512(c, h), h);   /* sign-extends a field, h its top bit */
+    return sgn == 2 ? _mm512_sub_epi32(_mm512_xor_si512(c, h), h) : c;   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

@@ -12,8 +12,8 @@
  *   blocked, inner > 1    row = D * inner, erow = ceil(D / B) * inner, blk = B * inner,
  *                         kdim = inner (B rows of `inner` elements share a row of entries)
  * A plain run (pos, row, erow, kdim, ebase all 0) uses entry i / blk. The parameter arrays
- * are indexed by entry; with kdim > 1 they are readable (and zero) for QK_PAD entries past
- * the last entry of the run. Kernels never allocate, never validate, and never touch memory
+ * are indexed by entry - ebase and hold every entry the run uses (with kdim > 1, the whole
+ * rows of K entries it touches). Kernels never allocate, never validate, and never touch memory
  * outside [x, x + n elements) and [y, y + n elements) (packed: the bytes holding them).
  */
 #ifndef QSIMD_KERNELS_H
@@ -171,9 +171,6 @@ typedef struct qk_dparams {
     int stream;             /* as in qk_qparams */
     size_t pos, row, erow, kdim, ebase;   /* the layout, as in qk_qparams */
 } qk_dparams;
-
-/* Entries readable past the last one a run with kdim > 1 uses (qk_qparams). */
-#define QK_PAD 64
 
 /* The entry of element i of a run, and how many elements from i on share it (at least 1;
  * with kdim > 1 every element has its own). */

@@ -26,7 +26,6 @@
 #define QV_NT 0        /* no non-temporal stores: p->stream is ignored (driver.h) */
 #define QV_CODES4 1    /* qv_codes4: a chunk of integer codes minus zero points at once */
 #define QV_PAIR 1      /* integer codes two chunks at a time (driver.h's qd_qpair) */
-#define QV_SGN8 1
 
 /* the loops over a chunk's vectors, unrolled so that their arrays stay in registers */
 #if defined(__GNUC__) || defined(__clang__)
@@ -50,22 +49,23 @@ QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return vdivq_f32(a, b); }
 QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
 QK_ALWAYS_INLINE vf qv_fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }    /* a*b+c */
 QK_ALWAYS_INLINE vf qv_fnmadd(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }   /* c-a*b */
+QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return vaddq_s32(a, b); }
 QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return vsubq_s32(a, b); }
 QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return vcvtq_f32_s32(a); }   /* nearest even */
 
 static const uint8_t qv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 static const uint32_t qv_lane[4] = {0, 1, 2, 3};
 
-/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes (a table
- * lookup over the pair: byte i of a lane >= k comes from byte i - 4k of b) */
+/* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
+ * first QV_W - k of b (0 < k < QV_W): bytes 16 - 4k .. 31 - 4k of the pair, one table
+ * lookup. qv_perm: lane i = lane idx[i] of v, a lookup of the bytes 4 idx[i] + 0..3. */
 QK_ALWAYS_INLINE uint32x4_t qv_below(unsigned k) { return vcltq_u32(vld1q_u32(qv_lane), vdupq_n_u32(k)); }
 QK_ALWAYS_INLINE vi qv_blend_i(vi a, vi b, unsigned k) { return vbslq_s32(qv_below(k), a, b); }
 QK_ALWAYS_INLINE vf qv_blend_f(vf a, vf b, unsigned k) { return vbslq_f32(qv_below(k), a, b); }
 QK_ALWAYS_INLINE uint8x16_t qv_splice_b(uint8x16_t a, uint8x16_t b, unsigned k)
 {
-    uint8x16_t i = vld1q_u8(qv_iota), k4 = vdupq_n_u8((uint8_t)(4 * k));
     uint8x16x2_t t = {{a, b}};
-    return vqtbl2q_u8(t, vaddq_u8(i, vandq_u8(vcgeq_u8(i, k4), vsubq_u8(vdupq_n_u8(16), k4))));
+    return vqtbl2q_u8(t, vaddq_u8(vld1q_u8(qv_iota), vdupq_n_u8((uint8_t)(16 - 4 * k))));
 }
 QK_ALWAYS_INLINE vi qv_splice_i(vi a, vi b, unsigned k)
 {
@@ -75,6 +75,13 @@ QK_ALWAYS_INLINE vf qv_splice_f(vf a, vf b, unsigned k)
 {
     return vreinterpretq_f32_u8(qv_splice_b(vreinterpretq_u8_f32(a), vreinterpretq_u8_f32(b), k));
 }
+QK_ALWAYS_INLINE uint8x16_t qv_perm_b(uint8x16_t v, vi idx)
+{
+    uint8x16_t i4 = vreinterpretq_u8_u32(vmulq_n_u32(vreinterpretq_u32_s32(idx), 0x04040404u));
+    return vqtbl1q_u8(v, vaddq_u8(i4, vandq_u8(vld1q_u8(qv_iota), vdupq_n_u8(3))));
+}
+QK_ALWAYS_INLINE vf qv_perm_f(vf v, vi idx) { return vreinterpretq_f32_u8(qv_perm_b(vreinterpretq_u8_f32(v), idx)); }
+QK_ALWAYS_INLINE vi qv_perm_i(vi v, vi idx) { return vreinterpretq_s32_u8(qv_perm_b(vreinterpretq_u8_s32(v), idx)); }
 
 /* inputs as float32: exact widenings; int32 rounds to nearest even, as the C cast */
 QK_ALWAYS_INLINE vf qv_load_x(int xk, const void *x)
@@ -186,9 +193,10 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
     qv_store_bytes(yk, y, veorq_u8(vminq_u8(b, k->cap), k->flip));
 }
 
-/* QV_W codes as int32 (the float inputs' path): the fields of a 32-bit word moved to the
- * lanes by one variable shift, masked to `bits`, sign-extended by h (the top bit, or 0). */
-QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
+/* QV_W codes as int32 (row tiles and the float inputs' path): the fields of a 32-bit word
+ * moved to the lanes by one variable shift, masked to `bits`; signed 8- and 16-bit codes when
+ * sgn is 1, sign-extended from bit `bits - 1` by h (that bit) when sgn is 2. */
+QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, int sgn, vi h, const void *x)
 {
     static const int32_t sh[3][4] = {{0, -8, -16, -24}, {0, -4, -8, -12}, {0, -2, -4, -6}};
     uint32x4_t c;
@@ -201,7 +209,8 @@ QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
         c = vandq_u32(vshlq_u32(vdupq_n_u32(w), vld1q_s32(sh[g])),
                       vdupq_n_u32(g == 0 ? (1u << bits) - 1u : g == 1 ? 15u : 3u));
     }
-    return vsubq_s32(veorq_s32(vreinterpretq_s32_u32(c), h), h);
+    vi f = sgn == 1 ? vdupq_n_s32(1 << (bits - 1)) : h;
+    return sgn ? vsubq_s32(veorq_s32(vreinterpretq_s32_u32(c), f), f) : vreinterpretq_s32_u32(c);
 }
 
 /* 16 codes of a byte-sized or packed kind as bytes (low bits; p->bits < 8: masked) */
@@ -226,27 +235,32 @@ QK_ALWAYS_INLINE uint8x16_t qv_bytes16(int dk, unsigned bits, const uint8_t *x)
 }
 
 /* The integer codes of a chunk minus their zero points, as float32 without an integer
- * conversion (driver.h's QV_CODES4): a code c made non-negative by h (c ^ h, offset binary)
- * and written into the significand of 2^23 is the float 2^23 + c + h; subtracting the float
- * 2^23 + zp + h leaves c - zp exactly (both integers below 2^24), +0 when equal, as scalar.c's
- * float(c - zp). */
-QK_ALWAYS_INLINE void qv_codes4(int dk, unsigned bits, vi h, const unsigned char *x,
+ * conversion (driver.h's QV_CODES4): a code c made non-negative by f (c ^ f, offset binary:
+ * f = 2^(bits-1) for signed codes, sgn as in qv_load_codes) and written into the significand
+ * of 2^23 is the float 2^23 + c + f; subtracting the float 2^23 + zp + f leaves c - zp
+ * exactly (both integers below 2^24), +0 when equal, as scalar.c's float(c - zp). */
+QK_ALWAYS_INLINE void qv_codes4(int dk, unsigned bits, int sgn, vi h, const unsigned char *x,
                                 const vi z[4], vf d[4])
 {
     uint16x8_t w[2], mg = vdupq_n_u16(0x4b00);
+    vi f = sgn == 1 ? vdupq_n_s32(1 << (bits - 1)) : sgn == 2 ? h : vdupq_n_s32(0);
     if (dk == QK_D_B16) {
-        uint16x8_t f = vdupq_laneq_u16(vreinterpretq_u16_s32(h), 0);
-        w[0] = veorq_u16(vld1q_u16((const uint16_t *)x), f);
-        w[1] = veorq_u16(vld1q_u16((const uint16_t *)x + 8), f);
+        w[0] = vld1q_u16((const uint16_t *)x);
+        w[1] = vld1q_u16((const uint16_t *)x + 8);
+        if (sgn) {
+            w[0] = veorq_u16(w[0], vdupq_laneq_u16(vreinterpretq_u16_s32(f), 0));
+            w[1] = veorq_u16(w[1], vdupq_laneq_u16(vreinterpretq_u16_s32(f), 0));
+        }
     } else {
-        uint8x16_t b = veorq_u8(qv_bytes16(dk, bits, x), vdupq_laneq_u8(vreinterpretq_u8_s32(h), 0));
+        uint8x16_t b = qv_bytes16(dk, bits, x);
+        if (sgn) b = veorq_u8(b, vdupq_laneq_u8(vreinterpretq_u8_s32(f), 0));
         w[0] = vmovl_u8(vget_low_u8(b));
         w[1] = vmovl_high_u8(b);
     }
     QN_UNROLL
     for (int v = 0; v < 4; v++) {
         uint16x8_t u = v & 1 ? vzip2q_u16(w[v >> 1], mg) : vzip1q_u16(w[v >> 1], mg);
-        vi fz = vaddq_s32(z[v], vaddq_s32(h, vdupq_n_s32(0x4b000000)));
+        vi fz = vaddq_s32(z[v], vaddq_s32(f, vdupq_n_s32(0x4b000000)));
         d[v] = vsubq_f32(vreinterpretq_f32_u16(u), vreinterpretq_f32_s32(fz));
     }
 }

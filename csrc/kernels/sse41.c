@@ -28,10 +28,12 @@ QK_ALWAYS_INLINE vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
 QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
 QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }   /* a < b ? a : b */
 QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }   /* a > b ? a : b */
+QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return _mm_add_epi32(a, b); }
 QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return _mm_sub_epi32(a, b); }
 QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
 
-/* lanes [0, k) of a, the rest of b; and lanes [0, k) of a, then b's first lanes */
+/* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
+ * first QV_W - k of b (0 < k < QV_W), as palignr with a run-time count. */
 QK_ALWAYS_INLINE __m128i qv_lanes_below(unsigned k)
 {
     return _mm_cmpgt_epi32(_mm_set1_epi32((int)k), _mm_setr_epi32(0, 1, 2, 3));
@@ -43,14 +45,26 @@ QK_ALWAYS_INLINE vf qv_blend_f(vf a, vf b, unsigned k)
 }
 QK_ALWAYS_INLINE vi qv_splice_i(vi a, vi b, unsigned k)
 {
-    /* b's bytes moved up by k lanes: byte i takes byte i - 4k (-1: zero) */
-    __m128i idx = _mm_sub_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                               _mm_set1_epi8((char)(4 * k)));
-    return qv_blend_i(a, _mm_shuffle_epi8(b, idx), k);
+    /* byte i of the result: byte (i - 4k) mod 16 of a, then of b */
+    __m128i idx = _mm_and_si128(_mm_sub_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                           12, 13, 14, 15),
+                                             _mm_set1_epi8((char)(4 * k))), _mm_set1_epi8(15));
+    return qv_blend_i(_mm_shuffle_epi8(a, idx), _mm_shuffle_epi8(b, idx), k);
 }
 QK_ALWAYS_INLINE vf qv_splice_f(vf a, vf b, unsigned k)
 {
     return _mm_castsi128_ps(qv_splice_i(_mm_castps_si128(a), _mm_castps_si128(b), k));
+}
+/* lane i = lane idx[i] of v (0 <= idx[i] < QV_W): the bytes of dword idx[i] */
+QK_ALWAYS_INLINE vi qv_perm_i(vi v, vi idx)
+{
+    __m128i b = _mm_shuffle_epi8(_mm_slli_epi32(idx, 2),
+                                 _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+    return _mm_shuffle_epi8(v, _mm_add_epi8(b, _mm_set1_epi32(0x03020100)));
+}
+QK_ALWAYS_INLINE vf qv_perm_f(vf v, vi idx)
+{
+    return _mm_castsi128_ps(qv_perm_i(_mm_castps_si128(v), idx));
 }
 
 QK_ALWAYS_INLINE vf qv_load_x(int xk, const void *x)
@@ -117,22 +131,26 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
     else qx_store32(y, qx_pack2(p));
 }
 
-/* QV_W codes as int32: the low `bits` bits, sign-extended from bit `bits - 1` by h (that bit,
- * or 0 for unsigned codes). */
-QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, vi h, const void *x)
+/* QV_W codes as int32: the low `bits` bits; signed 8- and 16-bit codes when sgn is 1; sgn 2:
+ * sign-extended from bit `bits - 1` by h (that bit). */
+QK_ALWAYS_INLINE vi qv_load_codes(int dk, unsigned bits, int sgn, vi h, const void *x)
 {
     __m128i c;
     if (dk == QK_D_B16) {
-        c = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x));
+        __m128i w = _mm_loadl_epi64((const __m128i *)x);
+        if (sgn == 1) return _mm_cvtepi16_epi32(w);
+        c = _mm_cvtepu16_epi32(w);
     } else if (dk == QK_D_B8) {
-        c = _mm_cvtepu8_epi32(qx_load32(x));
+        __m128i b = qx_load32(x);
+        if (sgn == 1) return _mm_cvtepi8_epi32(b);
+        c = _mm_cvtepu8_epi32(b);
         if (bits < 8) c = _mm_and_si128(c, _mm_set1_epi32((1 << bits) - 1));
     } else if (dk == QK_D_P4) {
         c = _mm_cvtepu8_epi32(qx_unpack4(qx_load16(x)));
     } else {
         c = _mm_cvtepu8_epi32(qx_unpack2(_mm_cvtsi32_si128(*(const unsigned char *)x)));
     }
-    return _mm_sub_epi32(_mm_xor_si128(c, h), h);   /* sign-extends a field, h its top bit */
+    return sgn == 2 ? _mm_sub_epi32(_mm_xor_si128(c, h), h) : c;   /* sign-extends a field, h its top bit */
 }
 
 /* bfloat16 bits (in the low half of each lane) of v, as qk_f32_to_bf16. */

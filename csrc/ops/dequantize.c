@@ -90,9 +90,6 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     src.qk = QK_Q_F32;
     src.need = (dk == QK_D_B32 ? QS_NEED_ZP64 : 0u) |
                (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3 ? QS_NEED_ZPF : 0u);
-    /* layouts whose entries vary along rows (kernels.h, kdim > 1) read padded copies */
-    if ((plan.kind == QS_PER_AXIS && plan.inner == 1) || (plan.kind == QS_BLOCKED && plan.inner > 1))
-        src.need |= QS_NEED_PAD;
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
     qs_exec e;
     memset(&e, 0, sizeof e);

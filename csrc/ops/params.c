@@ -149,8 +149,8 @@ int qs_params_check(const qs_psrc *src, qsimd_error *err)
 static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp, float *fb,
                          double *f64b, int32_t *zb, int64_t *z64b, float *zfb, float *rb)
 {
-    int f64 = (src->need & QS_NEED_SCALE64) != 0, pad = (src->need & QS_NEED_PAD) != 0;
-    if (src->scale->dtype == QSIMD_FLOAT && src->qk == QK_Q_F32 && !f64 && !pad) {
+    int f64 = (src->need & QS_NEED_SCALE64) != 0;
+    if (src->scale->dtype == QSIMD_FLOAT && src->qk == QK_Q_F32 && !f64) {
         pp->scale = (const float *)src->scale->data + e0;   /* already what kernels read */
     } else {
         convert_scales(src, e0, m, fb, f64 ? f64b : NULL);
@@ -178,16 +178,11 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
             bad |= (uint32_t)((qk_f32_bits(sc[i]) & 0x7fffffffu) - lo) > span;
         }
         int all = !bad;   /* NaN and inf lie above QK_RECIP_MAX, 0 and denormals below */
-        if (pad) memset(rb + m, 0, QK_PAD * sizeof *rb);
         /* kernels read a non-NULL rscale as "every entry may use the reciprocal form" */
         pp->rscale = all ? rb : NULL;
     }
     pp->negs = 0;
     for (size_t i = 0; i < m; i++) pp->negs |= pp->scale[i] < 0.0f;
-    if (pad) {
-        memset(fb + m, 0, QK_PAD * sizeof *fb);
-        if (f64) memset(f64b + m, 0, QK_PAD * sizeof *f64b);
-    }
     pp->zp = NULL;
     pp->zp64 = NULL;
     pp->zpf = NULL;
@@ -197,11 +192,6 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
         pp->zp = zb;
         pp->zp64 = z64 ? z64b : NULL;
         pp->zpf = zf ? zfb : NULL;
-        if (pad) {
-            memset(zb + m, 0, QK_PAD * sizeof *zb);
-            if (z64) memset(z64b + m, 0, QK_PAD * sizeof *z64b);
-            if (zf) memset(zfb + m, 0, QK_PAD * sizeof *zfb);
-        }
     }
     pp->first = e0;
     pp->count = m;
@@ -226,9 +216,8 @@ int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     }
     /* one block holding only the arrays that will be written; 8-byte ones first */
     int f64 = (src->need & QS_NEED_SCALE64) != 0;
-    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64 ||
-               (src->need & QS_NEED_PAD);
-    size_t na = n + ((src->need & QS_NEED_PAD) ? QK_PAD : 0);   /* entries of each array */
+    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
+    size_t na = n;   /* entries of each array */
     int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
     int zf = z && (src->need & QS_NEED_ZPF);
     int rs = (src->need & QS_NEED_RSCALE) != 0;

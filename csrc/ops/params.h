@@ -3,7 +3,6 @@
 #define QSIMD_OPS_PARAMS_H
 
 #include "types.h"
-#include "../kernels/kernels.h"
 
 /* Scale and zero-point entries in the forms the kernels read (float32 scales rounded to the
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
@@ -12,10 +11,7 @@
  * them, converts QS_CHUNK_ENTRIES at a time just before the runs that use them, so a call
  * never allocates or writes memory proportional to its size for them. */
 #define QS_CHUNK_ENTRIES 256
-/* QS_NEED_PAD: the arrays must be copies readable (and zero) for QK_PAD entries past the
- * last, as kernels read them for layouts with kdim > 1 (kernels.h). */
-enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4, QS_NEED_RSCALE = 8,
-       QS_NEED_PAD = 16 };
+enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4, QS_NEED_RSCALE = 8 };
 
 typedef struct qs_psrc {
     const qsimd_tensor *scale;
@@ -37,12 +33,12 @@ typedef struct qs_params {
     size_t first, count;      /* entries held: [first, first + count); count 0: none */
     int negs;                 /* some scale held is negative */
     void *heap;
-    float scale_buf[QS_CHUNK_ENTRIES + QK_PAD];
-    double scale64_buf[QS_CHUNK_ENTRIES + QK_PAD];
-    int32_t zp_buf[QS_CHUNK_ENTRIES + QK_PAD];
-    int64_t zp64_buf[QS_CHUNK_ENTRIES + QK_PAD];
-    float zpf_buf[QS_CHUNK_ENTRIES + QK_PAD];
-    float rscale_buf[QS_CHUNK_ENTRIES + QK_PAD];
+    float scale_buf[QS_CHUNK_ENTRIES];
+    double scale64_buf[QS_CHUNK_ENTRIES];
+    int32_t zp_buf[QS_CHUNK_ENTRIES];
+    int64_t zp64_buf[QS_CHUNK_ENTRIES];
+    float zpf_buf[QS_CHUNK_ENTRIES];
+    float rscale_buf[QS_CHUNK_ENTRIES];
 } qs_params;
 
 /* Checks every entry that a kernel cannot take (float8 zero points must be zero:

@@ -119,9 +119,6 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                 * float4 (without a zero point), or float16/bfloat16 precision */
                (qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 && yk != QK_Y_BF16
                     ? QS_NEED_RSCALE : 0u);
-    /* layouts whose entries vary along rows (kernels.h, kdim > 1) read padded copies */
-    if ((plan.kind == QS_PER_AXIS && plan.inner == 1) || (plan.kind == QS_BLOCKED && plan.inner > 1))
-        src.need |= QS_NEED_PAD;
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
 
     qs_exec e;

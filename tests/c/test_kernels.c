@@ -340,7 +340,8 @@ typedef struct qcase {
 
 /* ---------- layouts ---------- */
 /* Entry of element i of a case's run, and the number of entries its arrays need: every
- * entry up to the largest used, plus QK_PAD zero entries when kdim > 1 (kernels.h). */
+ * entry up to the largest used, with kdim > 1 to the end of its row of entries (kernels.h);
+ * the arrays end at a guard page, so nothing may read past them. */
 #define CASE_ENTRY(c, i) \
     (qk_entry((c)->blk, (c)->pos, (c)->row, (c)->erow, (c)->kdim, 0, (i), &(size_t){0}))
 #define CASE_ENTRIES(c, n, used, out)                                                 \
@@ -348,10 +349,10 @@ typedef struct qcase {
         size_t mx_ = 0;                                                               \
         for (size_t i_ = 0; i_ < (n); i_++) {                                         \
             size_t e_ = CASE_ENTRY(c, i_);                                            \
+            if ((c)->kdim > 1) e_ += (c)->kdim - 1 - ((c)->pos + i_) % (c)->kdim;     \
             if (e_ > mx_) mx_ = e_;                                                   \
         }                                                                             \
-        (used) = mx_ + 1;                                                             \
-        (out) = (used) + ((c)->kdim > 1 ? QK_PAD : 0);                                \
+        (used) = (out) = mx_ + 1;                                                     \
     } while (0)
 
 /* A random layout of a random tensor (outer, D, inner) as the operator layer describes it,

@@ -374,14 +374,15 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
     for (pre = t0 > 0;;) {
         size_t lim = fin ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
-        end = i + (pre ? t0 : tobuf ? QD_NT : qd_stretch(c, i, lim));
+        /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
+        end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
             qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
             if (QV_PAIR && qd_is_int(yk) && !pre)
                 for (; end - i >= 2 * QD_U; i += 2 * QD_U)
                     qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv, k);
-            for (; pre ? i < end : end - i >= QD_U; i += QD_U) {
+            for (; end - i >= QD_U; i += QD_U) {
                 const char *xv[4] = QD_XV(x + i * xs, xs);
                 qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, d + qd_ybytes(yk, i - i0),
                           &pv, k);
@@ -562,7 +563,7 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y
     } else {
 #if QV_FP
         int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
-        if (fin && p->zpf) qd_quant2(xk, qk, yk, 1, 1, 0, 0, full, x, y, n, p);
+        if (fin && p->zpf) qk_quant_scalar(xk, qk, yk, x, y, n, p);   /* float zero points */
         else if (p->rscale && (fin || QV_FP8_REC))
             qd_quant2(xk, qk, yk, sat, 0, 1, 0, full, x, y, n, p);
         else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, full, x, y, n, p);
@@ -592,23 +593,25 @@ QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned cha
 
 QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
 
-/* QV_W values: integer codes (sign-extended by h) minus the zero point, exact, one rounding
+/* QV_W values: integer codes (signed when sgn is 1; sgn 2: sign-extended by h) minus the
+ * zero point, exact, one rounding
  * to float32, one product; or float codes decoded exactly, minus the float zero point
  * (nf = -zf, -0 without one: x - +0 is x + -0 for every x, and either quiets a signalling
  * NaN as scalar.c's explicit quieting does), times the scale, a NaN x keeping its NaN. */
-QD_INLINE vf qd_dvec(int dk, unsigned bits, vi h, const unsigned char *x, vf s, vi z, vf nf)
+QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, vi h, const unsigned char *x, vf s, vi z,
+                     vf nf)
 {
     (void)nf;
     if (!qd_float_in(dk) || !QV_FP)
-        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, h, x), z)), s);
+        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, h, x), z)), s);
 #if QV_FP
     vf d;
     if (dk == QK_D_F16 || dk == QK_D_BF16) {
         d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
     } else {
-        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, h, x)
+        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, h, x)
                : dk == QK_D_PE2M3 || dk == QK_D_PE3M2 ? qv_load6(x)
-               : qv_load_codes(QK_D_B8, 8, h, x);
+               : qv_load_codes(QK_D_B8, 8, 0, h, x);
         d = qv_from_fp(c, qd_dfmt(dk));
     }
     d = qv_add_f(d, nf);
@@ -616,33 +619,41 @@ QD_INLINE vf qd_dvec(int dk, unsigned bits, vi h, const unsigned char *x, vf s, 
 #endif
 }
 
-QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, vi h, const unsigned char *x,
-                         unsigned char *y, const qd_pv *pv)
+QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, vi h,
+                         const unsigned char *const xv[4], unsigned char *const yv[4],
+                         const qd_pv *pv)
 {
-#if defined(QV_CODES4)
-    /* a layer may convert a chunk's integer codes minus zero points (qd_dvec's first step)
-     * at once, loading whole vectors of codes */
-    if (!qd_float_in(dk)) {
-        vf d[4];
-        qv_codes4(dk, bits, h, x, pv->z, d);
-        QD_UNROLL
-        for (int v = 0; v < 4; v++)
-            qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
-        return;
-    }
-#endif
     QD_UNROLL
     for (int v = 0; v < 4; v++)
-        qv_store_out(ok, y + v * QV_W * qd_osize(ok),
-                     qd_dvec(dk, bits, h, x + qd_xbytes(dk, v * QV_W), pv->s[v], pv->z[v],
-                             qv_mul(pv->f[v], qv_set1(-1.0f))));
+        qv_store_out(ok, yv[v], qd_dvec(dk, bits, sgn, h, xv[v], pv->s[v], pv->z[v],
+                                        qv_mul(pv->f[v], qv_set1(-1.0f))));
 }
+
+/* Pointers to 4 consecutive vectors of codes from x, of results from y. */
+#define QD_DXV(dk, x) {(x), (x) + qd_xbytes(dk, QV_W), (x) + qd_xbytes(dk, 2 * QV_W), \
+                       (x) + qd_xbytes(dk, 3 * QV_W)}
+#define QD_DYV(y, os) {(y), (y) + QV_W * (os), (y) + 2 * QV_W * (os), (y) + 3 * QV_W * (os)}
+
+#if defined(QV_CODES4)
+/* A chunk of consecutive integer codes (the body's) to consecutive results: the layer
+ * converts the codes of the whole chunk minus their zero points at once (qv_codes4: whole
+ * vectors of codes loaded, no integer conversion). */
+QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
+                         unsigned char *y, const qd_pv *pv)
+{
+    vf d[4];
+    qv_codes4(dk, bits, sgn, h, x, pv->z, d);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
+}
+#endif
 
 /* The body of a run, as qd_qbody. Float32 results of a single entry start their stores on a
  * cache line (after chunks over [0, t0), which those after rewrite): numpy's arrays are
  * 16-byte aligned, and a store split over two cache lines costs half as much again on some
  * cores. */
-QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, vi h, const unsigned char *x,
+QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
                           unsigned char *y, size_t mt, int ovl, qd_src *c, unsigned need,
                           int stream)
 {
@@ -658,12 +669,21 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, vi h, const unsigned ch
     for (pre = t0 > 0;;) {
         size_t lim = fin ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
-        end = i + (pre ? t0 : tobuf ? QD_NT : qd_stretch(c, i, lim));
+        end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {
             qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : y + i * os;
-            for (; pre ? i < end : end - i >= QD_U; i += QD_U)
-                qd_dchunk(dk, ok, bits, h, x + qd_xbytes(dk, i), d + (i - i0) * os, &pv);
+            for (; end - i >= QD_U; i += QD_U) {
+#if defined(QV_CODES4)
+                if (!qd_float_in(dk)) {
+                    qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), d + (i - i0) * os, &pv);
+                    continue;
+                }
+#endif
+                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
+                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            }
             if (tobuf)
                 for (size_t b = 0; b < QD_NT * os; b += 64)
                     qv_stream64(y + i0 * os + b, buf.b + b);
@@ -673,7 +693,16 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, vi h, const unsigned ch
             }
         } else if (lim - i >= QD_U) {
             qd_pv pv = qd_src_next(c, need);
-            qd_dchunk(dk, ok, bits, h, x + qd_xbytes(dk, i), y + i * os, &pv);
+#if defined(QV_CODES4)
+            if (!qd_float_in(dk))
+                qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), y + i * os, &pv);
+            else
+#endif
+            {
+                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                unsigned char *yv[4] = QD_DYV(y + i * os, os);
+                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            }
             i += QD_U;
         }
         if (pre) { pre = 0; i = t0; continue; }
@@ -686,27 +715,78 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, vi h, const unsigned ch
     }
 }
 
-QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, const void *xv, void *yv,
-                       size_t n, const qk_dparams *p)
+/* Whole rows of a kdim layout, as qd_qtile. */
+QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
+                        unsigned char *y, size_t t, size_t rows, const qk_dparams *p,
+                        unsigned need)
+{
+    size_t K = p->kdim, xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
+    size_t lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    for (size_t r = 0; r < rows; r += n) {
+        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        for (size_t rr = 0; rr < n; rr += 4) {
+            size_t ro[4];
+            QD_UNROLL
+            for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            for (size_t k0 = 0; k0 < K; k0 += QV_W) {
+                size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
+                size_t yo = kk * qd_osize(ok);
+                qd_pv pv = qd_col_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
+                                              x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
+                unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
+                                        y + ro[2] * yrow + yo, y + ro[3] * yrow + yo};
+                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            }
+        }
+    }
+}
+
+/* Elements [a, b) of the run: a scalar head to a packed group, the body, a scalar tail. */
+QD_INLINE void qd_dpiece(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
+                         unsigned char *y, size_t a, size_t b, int ovl, const qk_dparams *p,
+                         unsigned need)
+{
+    unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
+    size_t hd = per > 1 ? (per - (p->phase + a) % per) % per : 0, os = qd_osize(ok), done = 0;
+    if (hd > b - a) hd = b - a;
+    qd_dscalar(dk, ok, x, y, a, a + hd, p);
+    a += hd;
+    size_t mt = (b - a) / per * per;
+    if (mt >= QD_U) {
+        qd_src c;
+        c.s = p->scale; c.r = NULL; c.f = p->zpf; c.z = p->zp;
+        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
+        done = qd_dbody(dk, ok, bits, sgn, h,
+                        x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
+                        y + a * os, mt, ovl, &c, need, QD_STREAM(p));
+    }
+    qd_dscalar(dk, ok, x, y, a + done, b, p);
+}
+
+QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const void *xv,
+                       void *yv, size_t n, const qk_dparams *p)
 {
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
-    size_t a = per > 1 ? (per - p->phase % per) % per : 0, os = qd_osize(ok), done = 0;
-    if (a > n) a = n;
-    size_t mt = (n - a) / per * per;
+    size_t K = p->kdim, lo[2] = {0, n}, hi[2] = {n, n};
     unsigned need = QD_S | (qd_float_in(dk) ? QD_F : QD_Z);
-    qd_dscalar(dk, ok, x, y, 0, a, p);
-    if (mt >= QD_U) {
-        qd_src c;
-        int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y, n * os);
-        c.s = p->scale; c.r = NULL; c.f = p->zpf; c.z = p->zp;
-        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
-        done = qd_dbody(dk, ok, bits, qv_set1_i(sgn ? 1 << (bits - 1) : 0),
-                        x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
-                        y + a * os, mt, ovl, &c, need, QD_STREAM(p));
+    vi h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
+    int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y,
+                          n * qd_osize(ok));
+    if (full && K >= QV_W && ovl) {
+        size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
+        if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
+            qd_dtile(dk, ok, bits, sgn, h,
+                     x + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_xbytes(dk, r0)),
+                     y + r0 * qd_osize(ok), (p->pos + r0) / K, rows, p, need);
+            hi[0] = r0;
+            lo[1] = r0 + rows * K;
+        }
     }
-    qd_dscalar(dk, ok, x, y, a + done, n, p);
+    for (int k = 0; k < 2; k++)   /* (one call site: one inlined copy) */
+        if (hi[k] > lo[k]) qd_dpiece(dk, ok, bits, sgn, h, x, y, lo[k], hi[k], ovl, p, need);
 }
 
 #if QV_QUARK
@@ -730,37 +810,38 @@ QD_INLINE void qd_deq_b32(int ok, const void *xv, void *yv, size_t n, const qk_d
 
 #endif
 
-/* Loops of their own for 8-bit codes and the other integer codes (bits read at run time);
- * signedness and the float zero point are run-time values in them (QV_SGN8: a layer whose
- * unsigned 8-bit loop is measurably faster with the sign a constant gets a copy for it). */
-#ifndef QV_SGN8
-#define QV_SGN8 0
-#endif
-QD_INLINE void qd_deq(int dk, int ok, const void *x, void *y, size_t n, const qk_dparams *p)
+/* Loops of their own for 8- and 16-bit codes by signedness, and one for the sub-byte codes
+ * (bits and signedness read at run time: sgn 2 below); the float zero point is a run-time
+ * value. */
+QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n,
+                      const qk_dparams *p)
 {
     if (n == 0) return;
     if (dk == QK_D_B32) {
 #if QV_QUARK
         qd_deq_b32(ok, x, y, n, p);
 #endif
-    } else if (qd_float_in(dk) || (dk == QK_D_B8 && p->bits >= 8)) {
-        if (QV_SGN8 && !qd_float_in(dk) && !p->is_signed) qd_deq2(dk, ok, 8, 0, x, y, n, p);
-        else qd_deq2(dk, ok, 8, !qd_float_in(dk) && p->is_signed, x, y, n, p);
+    } else if (qd_float_in(dk)) {
+        qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
+    } else if ((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) {
+        unsigned bits = dk == QK_D_B16 ? 16u : 8u;
+        if (p->is_signed) qd_deq2(dk, ok, bits, 1, full, x, y, n, p);
+        else qd_deq2(dk, ok, bits, 0, full, x, y, n, p);
     } else {
-        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
-        qd_deq2(dk, ok, bits, p->is_signed != 0, x, y, n, p);
+        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_P4 ? 4u : 2u;
+        qd_deq2(dk, ok, bits, p->is_signed != 0 ? 2 : 0, full, x, y, n, p);
     }
 }
 
 /* ---- table entries: registry.def, through QK_ENTRIES ---- */
 
-#define QD_QFN(name, xk, qk, yk) \
+#define QD_QFN(name, xk, qk, yk, full) \
     static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qd_quant(xk, qk, yk, 1, x, y, n, p); }
-#define QD_DFN(name, dk, ok) \
+    { qd_quant(xk, qk, yk, full, x, y, n, p); }
+#define QD_DFN(name, dk, ok, full) \
     static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { qd_deq(dk, ok, x, y, n, p); }
-#define QD_QSET(name, xk, qk, yk) .quant[xk][qk][yk] = name,
-#define QD_DSET(name, dk, ok) .dequant[dk][ok] = name,
+    { qd_deq(dk, ok, full, x, y, n, p); }
+#define QD_QSET(name, xk, qk, yk, full) .quant[xk][qk][yk] = name,
+#define QD_DSET(name, dk, ok, full) .dequant[dk][ok] = name,
 
 #endif

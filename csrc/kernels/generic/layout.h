@@ -10,8 +10,11 @@
  *            blocks along an outer axis): vectors load the row of entries, a vector that
  *            crosses into the next row splices the end of one row of entries with the start
  *            of the next (the arrays are padded, kernels.h);
- *   QD_EXP   anything else (segments or rows shorter than a vector): entries expanded per
- *            element, QD_EXPN at a time, into stack arrays.
+ *   QD_WIN   segments or rows shorter than a vector whose pattern repeats within QD_WMAX
+ *            vectors (blocks of a short last axis, per-axis along a short last axis): per
+ *            vector a window of QV_W consecutive entries permuted by the pattern's index;
+ *   QD_EXP   anything else: entries expanded per element, QD_EXPN at a time, into stack
+ *            arrays.
  * Positions are absolute (j = pos + i); the state moves forward only, one chunk per call. */
 #ifndef QSIMD_GENERIC_LAYOUT_H
 #define QSIMD_GENERIC_LAYOUT_H
@@ -19,7 +22,8 @@
 #define QD_U (4 * QV_W)
 #define QD_EXPN 256   /* elements per expansion (a multiple of every QD_U) */
 
-enum { QD_UNI, QD_SEG, QD_KROW, QD_EXP };
+enum { QD_UNI, QD_SEG, QD_KROW, QD_WIN, QD_EXP };
+#define QD_WMAX 32   /* vectors of the longest pattern QD_WIN keeps */
 /* parameter arrays a kernel reads: scale, reciprocal, integer zero point, float zero point */
 enum { QD_S = 1, QD_R = 2, QD_Z = 4, QD_F = 8 };
 
@@ -42,8 +46,17 @@ typedef struct qd_src {
     vf cs, cr, cf;              /* SEG: the current entry, broadcast */
     vi cz;
     size_t xend, jend;          /* EXP: end of the expanded window, of the body */
-    float sb[QD_EXPN], rb[QD_EXPN], fb[QD_EXPN];
-    int32_t zb[QD_EXPN];
+    /* WIN: vector wt of a pattern of wp, in its wcyc-th repetition (entries advancing by winc
+     * per repetition); wlast: the last entry the run uses; wloc: the window is wl (all the
+     * entries a run along a short last axis uses, copied) */
+    size_t wp, wt, wcyc, winc, wlast;
+    int wloc;
+    vf wls, wlr, wlf;
+    vi wlz;
+    union {
+        struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; int32_t z[QD_EXPN]; } x;
+        struct { size_t base[QD_WMAX]; int32_t idx[QD_WMAX * QV_W]; } w;
+    } u;
 } qd_src;
 
 QD_INLINE void qd_seg_load(qd_src *c)
@@ -104,13 +117,71 @@ QD_NOINLINE void qd_exp_fill(qd_src *c)
         size_t e = qk_entry(c->blk, c->j + i, c->row, c->erow, c->kdim, c->ebase, 0, &len);
         if (len > n - i) len = n - i;
         for (size_t k = i; k < i + len; k++) {
-            c->sb[k] = c->s[e];
-            c->rb[k] = c->r ? c->r[e] : 1.0f;
-            c->fb[k] = c->f ? c->f[e] : 0.0f;
-            c->zb[k] = c->z ? c->z[e] : 0;
+            c->u.x.s[k] = c->s[e];
+            c->u.x.r[k] = c->r ? c->r[e] : 1.0f;
+            c->u.x.f[k] = c->f ? c->f[e] : 0.0f;
+            c->u.x.z[k] = c->z ? c->z[e] : 0;
         }
     }
     c->xend = c->j + QD_EXPN;
+}
+
+static size_t qd_lcm(size_t a, size_t b)
+{
+    size_t x = a, y = b;
+    while (y) { size_t t = x % y; x = y; y = t; }
+    return a / x * b;
+}
+
+/* QD_WIN's pattern from absolute position j on; 0 when the layout has none that fits. Entries
+ * that rise along the run (blocks of a short last axis) are read as a window of QV_W from the
+ * vector's first entry; a run whose entries repeat (per-axis along a short last axis, or over
+ * a short axis) and number at most QV_W has them all in one vector (wloc). */
+static int qd_win_init(qd_src *c, size_t j)
+{
+    size_t per, len, e, n = 0, last, cnt = 0;
+    if (c->kdim > 1) {   /* a short last axis, every row with the same entries */
+        if (c->row || c->blk < (size_t)-1 / 2 || c->kdim >= QV_W) return 0;
+        cnt = c->kdim;
+    } else if (c->row && !c->erow) {   /* per-axis: (j % row) / blk repeats */
+        cnt = c->row / c->blk;
+        if (cnt > QV_W) return 0;
+    }
+    per = qd_lcm(cnt ? (c->kdim > 1 ? c->kdim : c->row) : c->row ? c->row : c->blk, QV_W);
+    if (per / QV_W > QD_WMAX) return 0;
+    c->winc = cnt ? 0 : c->row ? per / c->row * c->erow : per / c->blk;
+    c->wp = per / QV_W;
+    c->wt = c->wcyc = 0;
+    c->wloc = cnt > 0;
+    last = qk_entry(c->blk, c->jend - 1, c->row, c->erow, c->kdim, 0, 0, &len);
+    if (!cnt && last + 1 < c->ebase + QV_W) return 0;   /* fewer entries than a window: EXP */
+    c->wlast = last;
+    e = qk_entry(c->blk, j, c->row, c->erow, c->kdim, 0, 0, &len);
+    size_t emax = 0;   /* wloc: the largest entry of the run, the last the arrays hold */
+    for (size_t v = 0, b = 0; v < c->wp; v++) {
+        for (size_t l = 0; l < QV_W; l++, n++) {
+            if (c->kdim > 1) e = (j + n) % c->kdim;
+            else if (n && --len == 0) e = qk_entry(c->blk, j + n, c->row, c->erow, 1, 0, 0, &len);
+            if (l == 0) b = cnt ? 0 : e;   /* rising entries: from the first lane's on */
+            c->u.w.idx[v * QV_W + l] = (int32_t)(e - b);
+            if (j + n < c->jend && e > emax) emax = e;
+        }
+        c->u.w.base[v] = b;
+    }
+    if (cnt) {   /* entries 0 .. cnt - 1 in vectors (lanes past them: never picked) */
+        float ls[QV_W], lr[QV_W], lf[QV_W];
+        int32_t lz[QV_W];
+        for (size_t k = 0; k < QV_W; k++) {
+            size_t q = (k <= emax ? k : 0) - c->ebase;
+            ls[k] = c->s[q];
+            lr[k] = c->r ? c->r[q] : 1.0f;
+            lf[k] = c->f ? c->f[q] : 0.0f;
+            lz[k] = c->z ? c->z[q] : 0;
+        }
+        c->wls = qv_loadu_f(ls); c->wlr = qv_loadu_f(lr); c->wlf = qv_loadu_f(lf);
+        c->wlz = qv_loadu_i(lz);
+    }
+    return 1;
 }
 
 /* Moves to absolute position j (the mode stays). */
@@ -121,6 +192,8 @@ static void qd_src_seek(qd_src *c, size_t j)
     c->xend = j;   /* EXP: nothing expanded yet */
     if (c->mode == QD_KROW) {
         qd_krow_at(c, j / c->kdim * c->kdim);
+    } else if (c->mode == QD_WIN) {
+        if (!qd_win_init(c, j)) c->mode = QD_EXP;
     } else if (c->mode != QD_EXP) {
         c->e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
         c->segend = j + len;
@@ -141,10 +214,10 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
     c->ebase = ebase;
     c->jend = j + m;
     tail = row ? row % c->blk : 0;
-    if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
+    if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_WIN;
     else if (qk_entry(c->blk, j, row, erow, 1, 0, 0, &len), len >= m) c->mode = QD_UNI;
     else if (c->blk >= QV_W && (tail == 0 || tail >= QV_W)) c->mode = QD_SEG;
-    else c->mode = QD_EXP;
+    else c->mode = QD_WIN;
     qd_src_seek(c, j);
 }
 
@@ -175,8 +248,11 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
         for (int v = 0; v < 4; v++, j += QV_W) {
             size_t p = c->prow + (j - (c->kend - c->kdim)), q = p;
             unsigned n = QV_W;
-            if (j + QV_W > c->kend) {   /* the end of this row of entries, then the next */
+            if (j + QV_W > c->kend) {
+                /* the last n entries of this row (read as the row's last QV_W, which lie
+                 * inside it: the arrays end with the run), then the next row's first */
                 n = (unsigned)(c->kend - j);
+                p = c->prow + c->kdim - QV_W;
                 qd_krow_next(c);
                 q = c->prow;
             }
@@ -189,6 +265,27 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
                             : qv_set1_i(0);
             if (n == QV_W && j + QV_W == c->kend) qd_krow_next(c);
         }
+    } else if (c->mode == QD_WIN) {
+        QD_UNROLL
+        for (int v = 0; v < 4; v++) {
+            vi idx = qv_loadu_i(c->u.w.idx + c->wt * QV_W);
+            if (c->wloc) {
+                pv->s[v] = qv_perm_f(c->wls, idx); pv->r[v] = qv_perm_f(c->wlr, idx);
+                pv->f[v] = qv_perm_f(c->wlf, idx); pv->z[v] = qv_perm_i(c->wlz, idx);
+            } else {   /* the window ends by the run's last entry at the latest */
+                size_t b = c->u.w.base[c->wt] + c->wcyc * c->winc;
+                if (b + QV_W - 1 > c->wlast) {
+                    idx = qv_add_i(idx, qv_set1_i((int32_t)(b + QV_W - 1 - c->wlast)));
+                    b = c->wlast + 1 - QV_W;
+                }
+                b -= c->ebase;
+                pv->s[v] = qv_perm_f(qv_loadu_f(c->s + b), idx);
+                pv->r[v] = c->r ? qv_perm_f(qv_loadu_f(c->r + b), idx) : qv_set1(1.0f);
+                pv->f[v] = c->f ? qv_perm_f(qv_loadu_f(c->f + b), idx) : qv_set1(0.0f);
+                pv->z[v] = c->z ? qv_perm_i(qv_loadu_i(c->z + b), idx) : qv_set1_i(0);
+            }
+            if (++c->wt == c->wp) { c->wt = 0; c->wcyc++; }
+        }
     } else {
         if (j + QD_U > c->xend) {   /* EXP: chunks start on multiples of QD_U from the window */
             c->j = j;
@@ -198,10 +295,10 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
         size_t o = QD_EXPN - (c->xend - j);
         QD_UNROLL
         for (int v = 0; v < 4; v++, o += QV_W) {
-            pv->s[v] = qv_loadu_f(c->sb + o);
-            pv->r[v] = qv_loadu_f(c->rb + o);
-            pv->f[v] = qv_loadu_f(c->fb + o);
-            pv->z[v] = qv_loadu_i(c->zb + o);
+            pv->s[v] = qv_loadu_f(c->u.x.s + o);
+            pv->r[v] = qv_loadu_f(c->u.x.r + o);
+            pv->f[v] = qv_loadu_f(c->u.x.f + o);
+            pv->z[v] = qv_loadu_i(c->u.x.z + o);
         }
     }
 }
