@@ -447,6 +447,9 @@ QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, in
 {
     size_t K = p->kdim, xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
     size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    /* (in locals: the stores to y could alias *p, whose fields would be read again) */
+    const float *sp = p->scale, *rp = p->rscale, *fp = p->zpf;
+    const int32_t *zp = p->zp;
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t r = 0; r < rows; r += n) {
         n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
@@ -456,7 +459,7 @@ QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, in
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-                qd_pv pv = qd_col_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
+                qd_pv pv = qd_col_pv(sp, rp, fp, zp, e + kk, need);
                 const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
                                      x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
                 qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
@@ -722,6 +725,8 @@ QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsi
 {
     size_t K = p->kdim, xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
     size_t lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    const float *sp = p->scale, *fp = p->zpf;   /* (locals, as in qd_qtile) */
+    const int32_t *zp = p->zp;
     for (size_t r = 0; r < rows; r += n) {
         n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
@@ -731,7 +736,7 @@ QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsi
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
                 size_t yo = kk * qd_osize(ok);
-                qd_pv pv = qd_col_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                qd_pv pv = qd_col_pv(sp, NULL, fp, zp, e + kk, need);
                 const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
                                               x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
                 unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
