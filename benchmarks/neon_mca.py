@@ -44,6 +44,10 @@ def loop_bytes(lines, kinds):
             continue
         if op in ("ld1", "st1"):
             regs = re.search(r"\{([^}]*)\}", args).group(1)
+            lane = re.match(r"\s*v\d+\.([bhsd])\s*$", regs)   # {v0.s}[1]: one element
+            if lane:
+                total += {"b": 1, "h": 2, "s": 4, "d": 8}[lane.group(1)]
+                continue
             shape = re.findall(r"v\d+\.(\d+)([bhsd])", regs)
             if "-" in regs:   # {v0.16b - v3.16b}
                 a, b = [int(x) for x in re.findall(r"v(\d+)", regs)[:2]]
@@ -139,6 +143,15 @@ def pick_dequant(loops):
         if cand else None
 
 
+def pick_tile(loops):
+    """The row-tile loop (driver.h's qd_qtile, layouts whose entries vary along rows): one
+    column of 4 rows per iteration, its parameters loaded once for the 4 rows, each row's
+    codes stored by lane."""
+    cand = [l for l in loops if has(l, "fcvtns") and has(l, "fmla|fmls") and
+            any(re.match(r"\s*st1\s+\{v\d+\.s\}\[", ln) for ln in l)]
+    return min(cand, key=len) if cand else None
+
+
 def pick_minmax(loops):
     cand = [l for l in straight(loops) if loop_bytes(l, "ld") >= 64]
     return min(cand, key=len) if cand else None
@@ -147,6 +160,8 @@ def pick_minmax(loops):
 KERNELS = {
     "q_f32_u8": ("neon_q_f32_f32_b8", pick_quant,
                  lambda l: loop_bytes(l, "st")),            # one byte per element
+    "q_f32_u8_rows": ("neon_q_f32_f32_b8", pick_tile,
+                      lambda l: loop_bytes(l, "st")),       # 4 rows x 4 bytes
     "dq_u8_f32": ("neon_d_b8_f32", pick_dequant,
                   lambda l: loop_bytes(l, "st") // 4),       # one float per element
     "minmax_f32": ("neon_minmax", pick_minmax, lambda l: loop_bytes(l, "ld") // 4),
@@ -217,9 +232,9 @@ def main():
         return
     print("cycles per element (llvm-mca, %s, %s)" % (os.path.basename(mca),
                                                      os.path.basename(cc)))
-    print("%-12s %9s " % ("kernel", "elem/iter") + " ".join("%12s" % c for c in cpus))
+    print("%-14s %9s " % ("kernel", "elem/iter") + " ".join("%12s" % c for c in cpus))
     for kernel, row in results.items():
-        print("%-12s %9d " % (kernel, per_iter[kernel]) +
+        print("%-14s %9d " % (kernel, per_iter[kernel]) +
               " ".join("%12.2f" % row[c] for c in cpus))
 
 
