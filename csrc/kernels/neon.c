@@ -59,7 +59,10 @@ static const uint32_t qv_lane[4] = {0, 1, 2, 3};
 /* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
  * first QV_W - k of b (0 < k < QV_W): bytes 16 - 4k .. 31 - 4k of the pair, one table
  * lookup. qv_perm: lane i = lane idx[i] of v, a lookup of the bytes 4 idx[i] + 0..3. */
-QK_ALWAYS_INLINE uint32x4_t qv_below(unsigned k) { return vcltq_u32(vld1q_u32(qv_lane), vdupq_n_u32(k)); }
+QK_ALWAYS_INLINE uint32x4_t qv_below(unsigned k)
+{
+    return vcltq_u32(vld1q_u32(qv_lane), vdupq_n_u32(k));
+}
 QK_ALWAYS_INLINE vi qv_blend_i(vi a, vi b, unsigned k) { return vbslq_s32(qv_below(k), a, b); }
 QK_ALWAYS_INLINE vf qv_blend_f(vf a, vf b, unsigned k) { return vbslq_f32(qv_below(k), a, b); }
 QK_ALWAYS_INLINE uint8x16_t qv_splice_b(uint8x16_t a, uint8x16_t b, unsigned k)
@@ -80,8 +83,14 @@ QK_ALWAYS_INLINE uint8x16_t qv_perm_b(uint8x16_t v, vi idx)
     uint8x16_t i4 = vreinterpretq_u8_u32(vmulq_n_u32(vreinterpretq_u32_s32(idx), 0x04040404u));
     return vqtbl1q_u8(v, vaddq_u8(i4, vandq_u8(vld1q_u8(qv_iota), vdupq_n_u8(3))));
 }
-QK_ALWAYS_INLINE vf qv_perm_f(vf v, vi idx) { return vreinterpretq_f32_u8(qv_perm_b(vreinterpretq_u8_f32(v), idx)); }
-QK_ALWAYS_INLINE vi qv_perm_i(vi v, vi idx) { return vreinterpretq_s32_u8(qv_perm_b(vreinterpretq_u8_s32(v), idx)); }
+QK_ALWAYS_INLINE vf qv_perm_f(vf v, vi idx)
+{
+    return vreinterpretq_f32_u8(qv_perm_b(vreinterpretq_u8_f32(v), idx));
+}
+QK_ALWAYS_INLINE vi qv_perm_i(vi v, vi idx)
+{
+    return vreinterpretq_s32_u8(qv_perm_b(vreinterpretq_u8_s32(v), idx));
+}
 
 /* inputs as float32: exact widenings; int32 rounds to nearest even, as the C cast */
 QK_ALWAYS_INLINE vf qv_load_x(int xk, const void *x)
@@ -101,7 +110,8 @@ QK_ALWAYS_INLINE vf qv_round_f16(vf v) { return vcvt_f32_f16(vcvt_f16_f32(v)); }
  * NaN lanes apart, as the carry could turn a NaN into inf or wrap its sign */
 QK_ALWAYS_INLINE uint32x4_t qv_bf16_up(uint32x4_t u)
 {
-    return vaddq_u32(u, vaddq_u32(vdupq_n_u32(0x7fffu), vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1))));
+    uint32x4_t odd = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+    return vaddq_u32(u, vaddq_u32(vdupq_n_u32(0x7fffu), odd));
 }
 QK_ALWAYS_INLINE vf qv_round_bf16(vf v)
 {
@@ -113,7 +123,8 @@ QK_ALWAYS_INLINE vf qv_round_bf16(vf v)
 QK_ALWAYS_INLINE uint16x4_t qv_bf16_bits(vf v)
 {
     uint32x4_t u = vreinterpretq_u32_f32(v);
-    uint16x4_t nan = vorr_u16(vand_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x8000u)), vdup_n_u16(0x7fc0u));
+    uint16x4_t nan = vorr_u16(vand_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x8000u)),
+                              vdup_n_u16(0x7fc0u));
     return vbsl_u16(vmovn_u32(vceqq_f32(v, v)), vshrn_n_u32(qv_bf16_up(u), 16), nan);
 }
 
@@ -125,7 +136,10 @@ QK_ALWAYS_INLINE uint16x4_t qv_bf16_bits(vf v)
  * (quotients are never signalling) before the conversion. */
 QK_ALWAYS_INLINE vf qv_bound_x(vf n, vf xl) { return vmaxnmq_f32(vminq_f32(n, xl), vnegq_f32(xl)); }
 QK_ALWAYS_INLINE vi qv_cvt_a(vf q, int mayinf) { (void)mayinf; return vcvtnq_s32_f32(q); }
-QK_ALWAYS_INLINE vi qv_cvt_raw(vf q) { return vcvtnq_s32_f32(vmaxnmq_f32(q, vdupq_n_f32(-131072.0f))); }
+QK_ALWAYS_INLINE vi qv_cvt_raw(vf q)
+{
+    return vcvtnq_s32_f32(vmaxnmq_f32(q, vdupq_n_f32(-131072.0f)));
+}
 
 /* Integer stores of 4 QV_W raw codes c (int32, any value) with zero points z: c + (z - qmin)
  * with saturation (byte kinds: SQXTN to int16 first, exact as |z - qmin| <= 255), to unsigned
@@ -162,8 +176,9 @@ QK_ALWAYS_INLINE void qv_store_bytes(int yk, void *y, uint8x16_t b)
         vst1_u8((uint8_t *)y, vmovn_u16(vorrq_u16(w, vshrq_n_u16(w, 4))));
         return;
     }
-    uint16x4_t p = vreinterpret_u16_u8(vmovn_u16(vorrq_u16(w, vshrq_n_u16(w, 6))));
-    uint32_t word = vget_lane_u32(vreinterpret_u32_u8(vmovn_u16(vcombine_u16(vorr_u16(p, vshr_n_u16(p, 4)), p))), 0);
+    uint16x4_t p = vreinterpret_u16_u8(vmovn_u16(vorrq_u16(w, vshrq_n_u16(w, 6))));   /* pairs */
+    uint8x8_t q = vmovn_u16(vcombine_u16(vorr_u16(p, vshr_n_u16(p, 4)), p));          /* quads */
+    uint32_t word = vget_lane_u32(vreinterpret_u32_u8(q), 0);
     memcpy(y, &word, 4);
 }
 
@@ -173,19 +188,21 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
         uint16x4_t h[4];
         QN_UNROLL
         for (int v = 0; v < 4; v++) {
-            vi zw = vreinterpretq_s32_u32(vaddw_u16(vreinterpretq_u32_s32(z[v]), vget_low_u16(k->flip16)));
-            h[v] = vqmovun_s32(vqaddq_s32(c[v], zw));
+            uint32x4_t zw = vaddw_u16(vreinterpretq_u32_s32(z[v]), vget_low_u16(k->flip16));
+            h[v] = vqmovun_s32(vqaddq_s32(c[v], vreinterpretq_s32_u32(zw)));
         }
         QN_UNROLL
-        for (int j = 0; j < 2; j++)
-            vst1q_u16((uint16_t *)y + 8 * j,
-                      veorq_u16(vminq_u16(vcombine_u16(h[2 * j], h[2 * j + 1]), k->cap16), k->flip16));
+        for (int j = 0; j < 2; j++) {
+            uint16x8_t b = vminq_u16(vcombine_u16(h[2 * j], h[2 * j + 1]), k->cap16);
+            vst1q_u16((uint16_t *)y + 8 * j, veorq_u16(b, k->flip16));
+        }
         return;
     }
     int16x8_t h[2];
     QN_UNROLL
     for (int j = 0; j < 2; j++) {
-        uint16x8_t z16 = vreinterpretq_u16_s16(vcombine_s16(vmovn_s32(z[2 * j]), vmovn_s32(z[2 * j + 1])));
+        uint16x8_t z16 = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(z[2 * j])),
+                                      vmovn_u32(vreinterpretq_u32_s32(z[2 * j + 1])));
         int16x8_t zw = vreinterpretq_s16_u16(vaddw_u8(z16, vget_low_u8(k->flip)));
         h[j] = vqaddq_s16(vcombine_s16(vqmovn_s32(c[2 * j]), vqmovn_s32(c[2 * j + 1])), zw);
     }
@@ -270,7 +287,8 @@ QK_ALWAYS_INLINE void qv_store_out(int ok, void *y, vf v)
     if (ok == QK_O_F32)
         vst1q_f32((float *)y, v);
     else   /* FCVTN keeps a NaN's sign and top payload bits, quiet: convert.h's rule */
-        vst1_u16((uint16_t *)y, ok == QK_O_F16 ? vreinterpret_u16_f16(vcvt_f16_f32(v)) : qv_bf16_bits(v));
+        vst1_u16((uint16_t *)y,
+                 ok == QK_O_F16 ? vreinterpret_u16_f16(vcvt_f16_f32(v)) : qv_bf16_bits(v));
 }
 
 /* (unused: QV_NT is 0) */
@@ -302,7 +320,8 @@ QK_ALWAYS_INLINE vi qv_to_fp(vf q, int fmt, int sat)
     if (sat || qk_fp_finite(fmt))
         c = vminq_u32(c, vdupq_n_u32(maxc));
     else
-        c = vbslq_u32(vcgtq_u32(c, vdupq_n_u32(maxc)), vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu), c);
+        c = vbslq_u32(vcgtq_u32(c, vdupq_n_u32(maxc)),
+                      vdupq_n_u32(fmt == QK_FP_E5M2 ? 0x7cu : 0x7fu), c);
     if (qk_fp_finite(fmt)) {   /* float4 / float6, no NaN: the zero of the opposite sign */
         c = vbicq_u32(c, nan);
         sign = veorq_u32(sign, vandq_u32(nan, vdupq_n_u32(0x80000000u)));
@@ -330,7 +349,8 @@ QK_ALWAYS_INLINE vf qv_from_fp(vi ci, int fmt)
                                   vdupq_n_u32((uint32_t)(127 - bias) << 23));
     float32x4_t unit = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 + 1 - bias - m) << 23));
     float32x4_t sub = vmulq_f32(vcvtq_f32_u32(vandq_u32(mag, vdupq_n_u32((1u << m) - 1u))), unit);
-    uint32x4_t r = vbslq_u32(vcltq_u32(mag, vdupq_n_u32(1u << m)), vreinterpretq_u32_f32(sub), normal);
+    uint32x4_t r = vbslq_u32(vcltq_u32(mag, vdupq_n_u32(1u << m)), vreinterpretq_u32_f32(sub),
+                             normal);
     if (fmt == QK_FP_E4M3FN)
         r = vbslq_u32(vceqq_u32(mag, vdupq_n_u32(0x7f)), vdupq_n_u32(0x7fc00000u), r);
     else if (fmt == QK_FP_E5M2)
@@ -342,7 +362,10 @@ QK_ALWAYS_INLINE vf qv_from_fp(vi ci, int fmt)
 
 /* q1 of the reciprocal form, or q0 = x r where q1 is +-0 or NaN: FACGT |q1| > 0 is false for
  * exactly those */
-QK_ALWAYS_INLINE vf qv_fix_recip(vf q1, vf q0) { return vbslq_f32(vcagtq_f32(q1, vdupq_n_f32(0.0f)), q1, q0); }
+QK_ALWAYS_INLINE vf qv_fix_recip(vf q1, vf q0)
+{
+    return vbslq_f32(vcagtq_f32(q1, vdupq_n_f32(0.0f)), q1, q0);
+}
 
 /* the product p, or d itself where d is NaN */
 QK_ALWAYS_INLINE vf qv_keep_nan(vf d, vf p) { return vbslq_f32(vceqq_f32(d, d), p, d); }
@@ -359,12 +382,14 @@ QK_ALWAYS_INLINE void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4]
     for (int j = 0; j < 2; j++) {
         uint32x4_t c[2];
         QN_UNROLL
-        for (int v = 0; v < 2; v++)
-            c[v] = vorrq_u32(vreinterpretq_u32_s32(r[2 * j + v]),
-                             vbicq_u32(vdupq_n_u32(0x20), vreinterpretq_u32_s32(vshrq_n_s32(s[2 * j + v], 31))));
+        for (int v = 0; v < 2; v++) {
+            uint32x4_t neg = vreinterpretq_u32_s32(vshrq_n_s32(s[2 * j + v], 31));
+            c[v] = vorrq_u32(vreinterpretq_u32_s32(r[2 * j + v]), vbicq_u32(vdupq_n_u32(0x20), neg));
+        }
         p[j] = vuzp1q_u16(vreinterpretq_u16_u32(c[0]), vreinterpretq_u16_u32(c[1]));
     }
-    uint16x8_t h = vreinterpretq_u16_u8(vuzp1q_u8(vreinterpretq_u8_u16(p[0]), vreinterpretq_u8_u16(p[1])));
+    uint8x16_t b = vuzp1q_u8(vreinterpretq_u8_u16(p[0]), vreinterpretq_u8_u16(p[1]));
+    uint16x8_t h = vreinterpretq_u16_u8(b);
     h = vsliq_n_u16(h, vshrq_n_u16(h, 8), 6);
     uint32x4_t w = vreinterpretq_u32_u16(h);
     w = vsliq_n_u32(w, vshrq_n_u32(w, 16), 12);
@@ -379,7 +404,8 @@ QK_ALWAYS_INLINE vi qv_load6(const unsigned char *x)
 {
     static const int32_t sh[4] = {0, -6, -12, -18};
     uint32_t w = (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16;
-    return vreinterpretq_s32_u32(vandq_u32(vshlq_u32(vdupq_n_u32(w), vld1q_s32(sh)), vdupq_n_u32(0x3f)));
+    uint32x4_t c = vshlq_u32(vdupq_n_u32(w), vld1q_s32(sh));
+    return vreinterpretq_s32_u32(vandq_u32(c, vdupq_n_u32(0x3f)));
 }
 
 /* ---- AMD Quark's int32 / uint32 / float16 / bfloat16 outputs, int32 / uint32 inputs ----
