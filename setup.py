@@ -32,6 +32,13 @@ def read_sources():
 
 SOURCES = read_sources()
 CORE = [f for f, _ in SOURCES["core"]]
+ORT_GLUE = CSRC + "/ort/qsimd_ort.c"   # RegisterCustomOps, exported by the extension
+
+
+def _has_mxbfp_api() -> bool:
+    """Whether qsimd.h declares the MX / BFP C API that the glue's MX / BFP ops call."""
+    with open(os.path.join(HERE, CSRC, "include", "qsimd.h")) as f:
+        return "qsimd_mx_quantize_dequantize" in f.read()
 # MSVC has no per-extension switches below AVX2; SSE4.1 code needs none on x64.
 MSVC_FLAGS = {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}
 
@@ -136,7 +143,14 @@ class BuildExt(build_ext):
         else:
             results = [compile_group(g) for g in groups]
         objects = [o for r in results for o in r]
-        ext.extra_objects = objects + list(ext.extra_objects or [])
+        # onnxruntime's custom-op entry point (qsimd.ort) lives in the extension, which so
+        # shares the one copy of the core with it; it stays out of libqsimd.a
+        glue = self.compiler.compile(
+            [ORT_GLUE], output_dir=self.build_temp, include_dirs=ext.include_dirs,
+            macros=ext.define_macros + ([("QSIMD_ORT_MXBFP", "1")] if _has_mxbfp_api() else []),
+            debug=self.debug, extra_postargs=common + ([] if msvc else NOALIGN),
+            depends=ext.depends)
+        ext.extra_objects = objects + glue + list(ext.extra_objects or [])
         if not msvc:
             self._private_link(ext)
         super().build_extension(ext)
@@ -151,7 +165,8 @@ class BuildExt(build_ext):
         self.copy_file(os.path.join(HERE, "csrc", "include", "qsimd.h"), inc_dir)
 
     def _private_link(self, ext):
-        """The extension exports PyInit__core only, binds its own copy of the core (no
+        """The extension exports PyInit__core and RegisterCustomOps (onnxruntime's custom-op
+        library entry point, qsimd.ort) only, binds its own copy of the core (no
         interposition by a libqsimd.so that a host process loaded) and carries no RUNPATH
         into the build machine's Python (some Pythons put -rpath in LDSHARED)."""
         linker = list(self.compiler.linker_so)
@@ -161,12 +176,13 @@ class BuildExt(build_ext):
         self.compiler.linker_so = linker
         args = list(ext.extra_link_args or [])
         if sys.platform == "darwin":
-            args += ["-Wl,-exported_symbol,_PyInit__core"] + ([] if DEBUG else ["-Wl,-S,-x"])
+            args += ["-Wl,-exported_symbol,_PyInit__core", "-Wl,-exported_symbol,_RegisterCustomOps"]
+            args += [] if DEBUG else ["-Wl,-S,-x"]
         else:
             script = os.path.join(self.build_temp, "qsimd_exports.map")
             os.makedirs(self.build_temp, exist_ok=True)
             with open(script, "w") as f:
-                f.write("{ global: PyInit__core; local: *; };\n")
+                f.write("{ global: PyInit__core; RegisterCustomOps; local: *; };\n")
             args += ["-Wl,--version-script=" + script] + ([] if DEBUG else ["-s"])
         ext.extra_link_args = args
 
@@ -226,7 +242,7 @@ ext = Extension(
     sources=["qsimd/_core.pyx", "qsimd/_result_cache.c"],
     include_dirs=[np.get_include(), "csrc/include", "csrc"],
     define_macros=define_macros,
-    depends=depends + ["qsimd/_result_cache.h"] + CORE + list(KERNELS),
+    depends=depends + ["qsimd/_result_cache.h", ORT_GLUE] + CORE + list(KERNELS),
     extra_compile_args=[] if os.name == "nt" else
     ["-O2", "-ffp-contract=off", "-fvisibility=hidden"] + NOALIGN
     + ([os.environ["QSIMD_OPT"]] if os.environ.get("QSIMD_OPT") else []) + NODEBUG,

@@ -5,7 +5,8 @@
 #     C API tests' programs are compiled with the sanitizers too;
 #  2. the C kernel parity test (tests/c/test_kernels.c, every SIMD table against the scalar
 #     one) built by its Makefile with the sanitizers (leak checking on) and run;
-#  3. tests/c/test_api_threads.c under ThreadSanitizer.
+#  3. tests/c/test_api_threads.c under ThreadSanitizer;
+#  4. tests/test_ort.py (the onnxruntime custom-op library) in onnxruntime's process.
 # Any sanitizer report fails. Needs clang with its sanitizer runtimes (libclang-rt-NN-dev) and
 # a Python with the test requirements ($PYTHON, default python).
 #   Usage: .ci/sanitizers.sh [--quick] [--dir DIR]
@@ -35,6 +36,18 @@ if [ "$quick" = 1 ]; then export QSIMD_TEST_QUICK=1; fi
 # onnxruntime (the peer of the boundary and Quark tests) stays out of the sanitized process
 export QSIMD_TEST_NO_ORT=1
 run_asan "$PY" -m pytest -q -p no:cacheprovider --durations=5 tests 2>&1 | asan_filter
+
+# qsimd's onnxruntime custom-op library (the sanitized extension itself) inside onnxruntime:
+# every op, the malformed nodes, the intra-op threads. onnxruntime is not instrumented; its
+# allocations go through the preloaded runtime all the same, so an access outside a tensor
+# by the library is still caught.
+echo "-- tests/test_ort.py under ASan + UBSan, in onnxruntime's process"
+if "$PY" -c "import onnxruntime" 2>/dev/null; then
+    QSIMD_TEST_NO_ORT= run_asan "$PY" -m pytest -q -p no:cacheprovider tests/test_ort.py 2>&1 \
+        | asan_filter
+else
+    echo "   onnxruntime is not installed: skipped"
+fi
 
 src="$dir/asan/src"
 if [ -f "$src/tests/c/Makefile" ] && [ -f "$src/tests/c/test_kernels.c" ]; then

@@ -9,7 +9,8 @@ Per wheel:
     x86-64 1.5 MB / 5 MB, aarch64 (and arm64) 0.5 MB / 1.2 MB, others not budgeted;
   - no .debug_* section in any shipped ELF binary (extension, static library members);
   - the static library's defined global symbols all start with qsimd_ (`nm`);
-  - the extension's dynamic symbol table exports exactly PyInit__core.
+  - the extension's dynamic symbol table exports exactly PyInit__core and RegisterCustomOps
+    (onnxruntime's custom-op library entry point: qsimd.ort loads the extension itself).
 The ELF checks read the files themselves (no binutils needed, any target architecture);
 Mach-O and PE wheels get the size checks only. MB = 10**6 bytes.
 """
@@ -24,6 +25,8 @@ BUDGETS = {   # (zipped, installed)
     "x86_64": (1.5 * MB, 5 * MB),
     "aarch64": (0.5 * MB, 1.2 * MB),
 }
+# the extension's exports: its module init and onnxruntime's custom-op entry point (qsimd.ort)
+EXT_EXPORTS = ["PyInit__core", "RegisterCustomOps"]
 ARCH_ALIASES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
 
@@ -145,11 +148,11 @@ def check_wheel(path):
                 if debug:
                     problems.append(f"{f} has debug sections {debug[:4]}")
                 exports = sorted(set(elf.defined_globals(11)))
-                if f in exts and exports != ["PyInit__core"]:
+                if f in exts and exports != EXT_EXPORTS:
                     problems.append(f"{f} exports {len(exports)} symbols, not just "
-                                    f"PyInit__core: {exports[:8]}")
+                                    f"{' and '.join(EXT_EXPORTS)}: {exports[:8]}")
                 elif f in exts:
-                    notes.append("    exports: PyInit__core only")
+                    notes.append(f"    exports: {', '.join(EXT_EXPORTS)} only")
             elif f in libs:
                 members = ar_members(data)
                 bad, debug = [], []

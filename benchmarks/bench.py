@@ -444,7 +444,9 @@ def case_mx(n, element_dtype, use_out=True):
     is Quark's own op (its custom-op library) when available."""
     shape = (max(1, n // 1024), min(n, 1024))
     x = (np.random.default_rng(1).standard_normal(shape) * 4).astype(np.float32)
-    ours = lambda: qsimd.quark.mx_quantize_dequantize(x, element_dtype, 1, 32, num_threads=1)  # noqa: E731
+    out = np.empty(shape, np.float32) if use_out else None
+    ours = lambda: qsimd.quark.mx_quantize_dequantize(x, element_dtype, 1, 32, num_threads=1,  # noqa: E731
+                                                      out=out)
     peers = {}
     sess = _quark_session("MXQuantizeDequantize", shape, element_dtype=element_dtype, axis=1,
                           block_size=32)

@@ -7,7 +7,8 @@ median_times), so the ratio column comes from one run:
   same tensor to (from) the same type; the bar is 1.3x.
 - MX / BFP rows (AMD Quark's fake quantization, float32 -> float32): against np.copyto of the
   same float32 bytes (bar 2x), and against AMD Quark's own op through onnxruntime with --quark
-  (bar: qsimd at least 50x faster).
+  (bar: qsimd at least 50x faster). qsimd writes into a preallocated array (out=), as the copy
+  does.
 - threads: 16M f32->u8 with num_threads=2 against one thread (bar 1.6x).
 
     python benchmarks/layouts.py                     # every row, the active instruction set
@@ -118,13 +119,14 @@ MX_KINDS = [("mx int8 rm0", "mx", dict(element_dtype="int8", rounding_mode=0)),
 
 def mxbfp_row(shape, axis, op, attrs):
     x = _x(shape, 4)
+    out = np.empty(shape, np.float32)
     if op == "mx":
         ours = lambda: qsimd.quark.mx_quantize_dequantize(x, axis=axis, block_size=32,  # noqa: E731
-                                                          num_threads=1, **attrs)
+                                                          num_threads=1, out=out, **attrs)
         name, qattrs = "MXQuantizeDequantize", dict(attrs, axis=axis, block_size=32)
     else:
         ours = lambda: qsimd.quark.bfp_quantize_dequantize(x, axis=axis, block_size=8,  # noqa: E731
-                                                           num_threads=1, **attrs)
+                                                           num_threads=1, out=out, **attrs)
         name, qattrs = "BFPQuantizeDequantize", dict(attrs, axis=axis, block_size=8)
     sess = bench._quark_session(name, shape, **qattrs)
     quark = (lambda: sess.run(None, {"x": x})) if sess is not None else None

@@ -5,6 +5,9 @@ Compiles csrc/kernels/neon.c to assembly with the flags setup.py builds it with 
 aarch64-linux-gnu-gcc), cuts the innermost loop of each kernel below out of its table
 function, runs llvm-mca for each CPU model and divides the total cycles by the elements the
 loop handles (iterations x elements per iteration, counted from the loop's loads/stores).
+The MX row (csrc/kernels/mxbfp_neon.c, its own flags from csrc/sources.txt) is a block of 32
+channels of an NCHW tensor, int8 elements: the sum of its two passes over the block's rows,
+the lane-wise max of |x| and the quantize-dequantize of each vector.
 
     python benchmarks/neon_mca.py                 table
     python benchmarks/neon_mca.py --json out.json also writes {kernel: {cpu: cycles/element}}
@@ -168,6 +171,39 @@ KERNELS = {
 }
 
 
+def pick_mx_max(loops):
+    """The first pass of a vertical MX tile: loads and unsigned maxima, nothing stored but
+    to the stack (the tile's copy)."""
+    cand = [l for l in straight(loops) if has(l, "umax") and loop_bytes(l, "ld") >= 32
+            and loop_bytes(l, "st") == 0 and not has(l, "frintz|fmul")]
+    return min(cand, key=len) if cand else None
+
+
+def pick_mx_apply(loops):
+    """The second pass: the int8 element step (frintz of a fused multiply-add) of two rows
+    stored, read from x (the tile's copy is the other loop)."""
+    cand = [l for l in straight(loops) if has(l, "frintz") and has(l, "fmla")
+            and loop_bytes(l, "st") >= 32]
+    return min(cand, key=lambda l: (-loop_bytes(l, "ld"), len(l))) if cand else None
+
+
+# MX: (function, [(loop picker, elements per iteration)], source, flags group)
+MX_KERNELS = {
+    "mx_i8_ch32": ("mv_run_i8r0", [(pick_mx_max, lambda l: loop_bytes(l, "ld") // 4),
+                                    (pick_mx_apply, lambda l: loop_bytes(l, "st") // 4)]),
+}
+
+
+def mx_flags():
+    """csrc/sources.txt's flags for kernels/mxbfp_neon.c."""
+    with open(os.path.join(ROOT, "csrc", "sources.txt")) as f:
+        for ln in f:
+            parts = ln.split()
+            if len(parts) >= 2 and parts[1] == "kernels/mxbfp_neon.c":
+                return parts[2:]
+    return []
+
+
 def tool(name, candidates):
     for c in ([name] if name else []) + candidates:
         if c and shutil.which(c):
@@ -194,7 +230,25 @@ def main():
     asm = subprocess.run([cc] + FLAGS + inc + ["-S", "-o", "-", a.source], check=True,
                          capture_output=True, text=True).stdout
     funcs = functions(asm)
+    mx_src = os.path.join(ROOT, "csrc", "kernels", "mxbfp_neon.c")
+    mx_asm = subprocess.run([cc] + FLAGS + mx_flags() + inc + ["-S", "-o", "-", mx_src],
+                            check=True, capture_output=True, text=True).stdout
+    mx_funcs = functions(mx_asm)
     results, per_iter = {}, {}
+
+    def mca_cycles(tmp, name, loop, n):
+        path = os.path.join(tmp, name + ".s")
+        with open(path, "w") as f:
+            f.write("\n".join(loop) + "\n")
+        out = {}
+        for cpu in cpus:
+            rep = subprocess.run([mca, "-mtriple=aarch64", "-mcpu=" + cpu,
+                                  "-iterations=%d" % a.iterations, path], check=True,
+                                 capture_output=True, text=True).stdout
+            cyc = int(re.search(r"Total Cycles:\s+(\d+)", rep).group(1))
+            out[cpu] = cyc / (a.iterations * n)
+        return out
+
     with tempfile.TemporaryDirectory() as tmp:
         for kernel, (fn, pick, elems) in KERNELS.items():
             if fn not in funcs:
@@ -222,6 +276,26 @@ def main():
                                      capture_output=True, text=True).stdout
                 cyc = int(re.search(r"Total Cycles:\s+(\d+)", out).group(1))
                 results[kernel][cpu] = round(cyc / (a.iterations * n), 3)
+        for kernel, (fn, passes) in MX_KERNELS.items():
+            if fn not in mx_funcs:
+                sys.exit("neon_mca.py: %s not in the assembly of %s" % (fn, mx_src))
+            body = mx_funcs[fn]
+            loops = [instructions(body[s:e + 1]) for s, e in innermost_loops(body)]
+            total = {cpu: 0.0 for cpu in cpus}
+            per_iter[kernel] = 0
+            for i, (pick, elems) in enumerate(passes):
+                loop = pick(loops)
+                if loop is None:
+                    sys.exit("neon_mca.py: no loop of %s fits %s pass %d" % (fn, kernel, i + 1))
+                n = elems(loop)
+                per_iter[kernel] = max(per_iter[kernel], n)
+                if a.show:
+                    print("# %s pass %d (%s): %d instructions, %d elements per iteration" %
+                          (kernel, i + 1, fn, len(loop) - 1, n), file=sys.stderr)
+                    print("\n".join(loop), file=sys.stderr)
+                for cpu, v in mca_cycles(tmp, "%s_%d" % (kernel, i), loop, n).items():
+                    total[cpu] += v
+            results[kernel] = {cpu: round(v, 3) for cpu, v in total.items()}
     if a.json and a.json != "-":
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -177,14 +177,16 @@ int qsimd_set_isa(const char *name, qsimd_error *err)
 
 qk_quant_fn qk_get_quant(const qk_table *t, int xk, int qk, int yk)
 {
-    qk_quant_fn f = t->quant[xk][qk][yk];
-    return f ? f : qk_scalar_table.quant[xk][qk][yk];
+    for (; t; t = t->base)
+        if (t->quant[xk][qk][yk]) return t->quant[xk][qk][yk];
+    return qk_scalar_table.quant[xk][qk][yk];
 }
 
 qk_dequant_fn qk_get_dequant(const qk_table *t, int dk, int ok)
 {
-    qk_dequant_fn f = t->dequant[dk][ok];
-    return f ? f : qk_scalar_table.dequant[dk][ok];
+    for (; t; t = t->base)
+        if (t->dequant[dk][ok]) return t->dequant[dk][ok];
+    return qk_scalar_table.dequant[dk][ok];
 }
 
 qk_minmax_fn qk_get_minmax(const qk_table *t)

@@ -277,7 +277,7 @@ from cpython.ref cimport PyObject
 from cpython.object cimport Py_TYPE
 from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
-from libc.string cimport memcpy
+from libc.string cimport memcpy, strlen
 from libc.float cimport FLT_MAX
 from libc.math cimport isinf
 
@@ -1182,75 +1182,200 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     return y, s, z
 
 
-# ------------------------------------------------------------------ AMD Quark MX / BFP
-cdef extern from "ops/mxbfp.h" nogil:
-    ctypedef struct qk_mxbfp:
-        int method
-        int emax
-        int emin
-        int mbits
-        float max_norm
-        int rounding
-        int to_bfloat
-        size_t block
-        size_t sub_block
-        uint32_t shift_max
-    void qs_mxbfp_run(const float *x, float *y, size_t outer, size_t len, size_t inner,
-                         const qk_mxbfp *c, int threads)
+# ------------------------------------------------------------------ AMD Quark MX / BFP, OCP MX
+cdef extern from "qsimd.h" nogil:
+    ctypedef struct qsimd_mx_options:
+        const char *element_dtype
+        int64_t axis
+        int64_t block_size
+        int64_t rounding_mode
+        int32_t num_threads
+    ctypedef struct qsimd_bfp_options:
+        const char *bfp_method
+        int64_t axis
+        int64_t bit_width
+        int64_t block_size
+        int64_t rounding_mode
+        int64_t sub_block_size
+        int64_t sub_block_shift_bits
+        int32_t convert_to_bfloat_before_bfp
+        int32_t num_threads
+    void qsimd_mx_options_init(qsimd_mx_options *opt)
+    void qsimd_bfp_options_init(qsimd_bfp_options *opt)
+    int qsimd_mx_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                     const qsimd_mx_options *opt, qsimd_error *err)
+    int qsimd_bfp_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                      const qsimd_bfp_options *opt, qsimd_error *err)
+    int qsimd_quantize_mx(const qsimd_tensor *x, const qsimd_tensor *elements,
+                          const qsimd_tensor *scales, const qsimd_mx_options *opt,
+                          qsimd_error *err)
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-def mxbfp(x, tuple p, axis, block_size, rounding_mode, num_threads):
-    """Quark's MX / BFP quantize-dequantize (qsimd.quark) of native float32 C-contiguous x
-    along `axis`, p: (method, emax, emin, mbits, max_norm, to_bfloat, sub_block, shift_max).
-    None when x or an argument (plain ints in range) needs the general path, which converts
-    x, checks the arguments (reporting bad ones) and calls again."""
-    cdef cnp.ndarray a, y
-    cdef int64_t ax, bs, mode, th = 0, outer = 1, inner = 1
-    cdef int i, nd
-    cdef qk_mxbfp c
-    if type(x) is not np.ndarray:
-        return None
-    a = <cnp.ndarray>x
-    nd = cnp.PyArray_NDIM(a)
-    if (cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT32 or not QS_ARR_OK(a) or nd == 0
-            or not _int64(axis, &ax) or not _int64(block_size, &bs)
-            or not _int64(rounding_mode, &mode) or ax < -nd or ax >= nd or bs < 1
-            or bs > (<int64_t>1 << 62) or mode < 0 or mode > 2):
-        return None
-    if num_threads is not None and (not _int64(num_threads, &th) or th < 1 or th > 64):
-        return None
-    if ax < 0:
-        ax += nd
-    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
-    for i in range(<int>ax):
-        outer *= dims[i]
-    for i in range(<int>ax + 1, nd):
-        inner *= dims[i]
-    y = _new_result(nd, dims, cnp.NPY_FLOAT32)
-    c.method, c.emax, c.emin, c.mbits, c.max_norm, c.to_bfloat, c.sub_block, c.shift_max = p
-    c.rounding = <int>mode
-    c.block = <size_t>bs
+cdef int _mx_call(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis,
+                  int64_t block_size, int64_t rounding_mode, int num_threads) except -1:
+    cdef shaped sx, sy
+    cdef qsimd_mx_options opt
+    cdef qsimd_error err
+    cdef int rc
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, 1, 0)
+    opt.element_dtype = element_dtype
+    opt.axis = axis
+    opt.block_size = block_size
+    opt.rounding_mode = rounding_mode
+    opt.num_threads = num_threads
     with nogil:
-        qs_mxbfp_run(<const float *>cnp.PyArray_DATA(a), <float *>cnp.PyArray_DATA(y),
-                     <size_t>outer, <size_t>dims[ax], <size_t>inner, &c, <int>th)
+        rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return 0
+
+
+def mx(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis, int64_t block_size,
+       int64_t rounding_mode, int num_threads):
+    """qsimd_mx_quantize_dequantize: native C-contiguous float32 x and y of its shape (y may
+    be x); the C core checks everything else."""
+    _mx_call(x, y, element_dtype, axis, block_size, rounding_mode, num_threads)
     return y
 
 
-cdef extern from "ops/mxbfp.h" nogil:
-    void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
-                            size_t block, int shift)
-
-
-def mxscales(cnp.ndarray x, cnp.ndarray s, int64_t outer, int64_t length, int64_t inner,
-             int64_t block, int shift):
-    """OCP MX e8m0 codes (uint8 s of shape outer x ceil(length / block) x inner) of C-contiguous
-    float32 x (checked by qsimd.quark)."""
-    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT32 or cnp.PyArray_ITEMSIZE(s) != 1
-            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(s)
-            or block < 1 or cnp.PyArray_SIZE(x) != outer * length * inner
-            or cnp.PyArray_SIZE(s) != outer * ((length + block - 1) // block) * inner):
-        raise ValueError("mxscales: internal argument error")
+cdef int _bfp_call(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis,
+                   int64_t bit_width, int64_t block_size, int64_t rounding_mode,
+                   int64_t sub_block_size, int64_t sub_block_shift_bits,
+                   int convert_to_bfloat_before_bfp, int num_threads) except -1:
+    cdef shaped sx, sy
+    cdef qsimd_bfp_options opt
+    cdef qsimd_error err
+    cdef int rc
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, 1, 0)
+    opt.bfp_method = bfp_method
+    opt.axis = axis
+    opt.bit_width = bit_width
+    opt.block_size = block_size
+    opt.rounding_mode = rounding_mode
+    opt.sub_block_size = sub_block_size
+    opt.sub_block_shift_bits = sub_block_shift_bits
+    opt.convert_to_bfloat_before_bfp = convert_to_bfloat_before_bfp
+    opt.num_threads = num_threads
     with nogil:
-        qs_mxscales_run(<const float *>cnp.PyArray_DATA(x), <uint8_t *>cnp.PyArray_DATA(s),
-                           <size_t>outer, <size_t>length, <size_t>inner, <size_t>block, shift)
-    return s
+        rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return 0
+
+
+def bfp(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis, int64_t bit_width,
+        int64_t block_size, int64_t rounding_mode, int64_t sub_block_size,
+        int64_t sub_block_shift_bits, int convert_to_bfloat_before_bfp, int num_threads):
+    """qsimd_bfp_quantize_dequantize, as mx()."""
+    _bfp_call(x, y, bfp_method, axis, bit_width, block_size, rounding_mode, sub_block_size,
+              sub_block_shift_bits, convert_to_bfloat_before_bfp, num_threads)
+    return y
+
+
+cdef object _mx_x(object x):
+    """x when it is a native float32 C-contiguous ndarray, else None."""
+    if type(x) is not np.ndarray:
+        return None
+    if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.NPY_FLOAT32 or not QS_ARR_OK(<cnp.ndarray>x):
+        return None
+    return x
+
+
+cdef object _mx_result(cnp.ndarray a, object out):
+    """The float32 array of a's shape to write: new, out= as it is, or a itself (out is a:
+    in place, which the C API allows); None: the general path decides."""
+    cdef cnp.ndarray y
+    cdef int i, nd = cnp.PyArray_NDIM(a)
+    if out is None:
+        return _new_result(nd, cnp.PyArray_DIMS(a), cnp.NPY_FLOAT32)
+    if out is a:
+        return a if QS_OUT_OK(a) else None
+    if type(out) is not np.ndarray:
+        return None
+    y = <cnp.ndarray>out
+    if cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32 or not QS_OUT_OK(y) or cnp.PyArray_NDIM(y) != nd:
+        return None
+    for i in range(nd):
+        if cnp.PyArray_DIMS(y)[i] != cnp.PyArray_DIMS(a)[i]:
+            return None
+    if not _apart(<char *>cnp.PyArray_DATA(a), <char *>cnp.PyArray_DATA(a) + cnp.PyArray_NBYTES(a),
+                  y):
+        return None
+    return y
+
+
+cdef const char *_mx_name(object name):
+    """A str's UTF-8 bytes without an embedded NUL, else NULL."""
+    cdef Py_ssize_t size
+    cdef const char *s
+    if type(name) is not str:
+        return NULL
+    s = PyUnicode_AsUTF8AndSize(name, &size)
+    return s if <size_t>size == strlen(s) else NULL
+
+
+def mx_fast(object x, object element_dtype, object axis, object block_size,
+            object rounding_mode, object out, object num_threads):
+    """qsimd.quark.mx_quantize_dequantize for arguments in final form (native float32
+    C-contiguous x, a str element type, plain ints, a fitting out= or x itself); None: take
+    the general path, which makes the same C call after converting."""
+    cdef int64_t ax, bs, mode
+    cdef int th = _threads(num_threads)
+    cdef const char *name = _mx_name(element_dtype)
+    a = _mx_x(x)
+    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
+            or not _int64(block_size, &bs) or not _int64(rounding_mode, &mode)):
+        return None
+    y = _mx_result(a, out)
+    if y is None:
+        return None
+    _mx_call(a, y, name, ax, bs, mode, th)
+    return y
+
+
+def bfp_fast(object x, object bfp_method, object axis, object bit_width, object block_size,
+             object rounding_mode, object sub_block_size, object sub_block_shift_bits,
+             object convert_to_bfloat_before_bfp, object out, object num_threads):
+    """qsimd.quark.bfp_quantize_dequantize for arguments in final form, as mx_fast."""
+    cdef int64_t ax, bw, bs, mode, sub, shift, tb
+    cdef int th = _threads(num_threads)
+    cdef const char *name = _mx_name(bfp_method)
+    a = _mx_x(x)
+    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
+            or not _int64(bit_width, &bw) or not _int64(block_size, &bs)
+            or not _int64(rounding_mode, &mode) or not _int64(sub_block_size, &sub)
+            or not _int64(sub_block_shift_bits, &shift)
+            or not _int64(convert_to_bfloat_before_bfp, &tb)):
+        return None
+    y = _mx_result(a, out)
+    if y is None:
+        return None
+    _bfp_call(a, y, name, ax, bw, bs, mode, sub, shift, tb != 0, th)
+    return y
+
+
+def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarray scales,
+                int64_t axis, int64_t block_size, int num_threads):
+    """qsimd_quantize_mx: native C-contiguous float32 x, elements of x's shape (one code per
+    byte) and uint8 scales (e8m0 codes); the C core checks shapes, axis and block size."""
+    cdef shaped sx, se, ss
+    cdef qsimd_mx_options opt
+    cdef qsimd_error err
+    cdef int rc
+    fill(&sx, x, 1, 0)
+    fill(&se, elements, element_code, 0)
+    fill(&ss, scales, 24, 0)
+    qsimd_mx_options_init(&opt)
+    opt.axis = axis
+    opt.block_size = block_size
+    opt.num_threads = num_threads
+    with nogil:
+        rc = qsimd_quantize_mx(&sx.t, &se.t, &ss.t, &opt, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
+    return elements, scales

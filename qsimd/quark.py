@@ -90,6 +90,9 @@ def extended_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, out=Non
 
 
 # ------------------------------------------------------------------ MX and BFP
+# The C core (qsimd.h: qsimd_mx_quantize_dequantize, qsimd_bfp_quantize_dequantize,
+# qsimd_quantize_mx) checks every attribute and owns the messages; this layer converts x and
+# the Python values and allocates the results.
 
 #: MXQuantizeDequantize element types: (largest exponent emax, smallest normal exponent,
 #: mantissa bits, largest magnitude); int8 has an implicit 2^-6 and emax 0.
@@ -101,59 +104,61 @@ MX_ELEMENT_TYPES = {
     "fp4_e2m1": (2, 0, 1, 6.0),
     "int8": (0, 0, 0, 127.0),
 }
-_MX_FLOAT, _MX_INT8, _BFP, _BFP_PRIME = 0, 1, 2, 3
-# element type -> the kernel's (method, emax, emin, mbits, max_norm)
-_MX_KERNEL = {k: (_MX_INT8 if k == "int8" else _MX_FLOAT,) + v + (0, 1, 0)
-              for k, v in MX_ELEMENT_TYPES.items()}
-_BFP_METHODS = {"to_bfp": _BFP, "to_bfp_prime": _BFP_PRIME,
-                "to_bfp_prime_shared": _BFP_PRIME}   # Quark's old name for to_bfp_prime
-
-
-def _int_arg(value, name, lo, hi):
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
-    return v
-
 
 _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 
 
-def _blocked(x, p, axis, block_size, rounding_mode, num_threads):
-    """The general path (the kernel's own entry takes native float32 C-contiguous x and plain
-    ints in range): x as C-contiguous float32 (float16 x computes in float32 and rounds back,
-    as Quark's op casts), the arguments checked, then the kernel; p as _core.mxbfp takes it."""
-    if type(x) is not np.ndarray:
+def _name(value) -> bytes:
+    """A name attribute for C: a str as UTF-8; anything else (or a str holding NUL) as its
+    repr, which no name matches, so that C reports it."""
+    if isinstance(value, str) and "\0" not in value:
+        return value.encode("utf-8", "backslashreplace")
+    return repr(value).replace("\0", "\\0").encode("utf-8", "backslashreplace")
+
+
+def _int(value, name) -> int:
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"{name} {v} is out of range (the attribute is an int64)")
+    return v
+
+
+def _float_x(x):
+    """x as a native C-contiguous float32 array, and whether it was float16 (computed in
+    float32 and rounded back, as Quark's op casts)."""
+    if not isinstance(x, np.ndarray):
         x = np.asarray(x)
         if x.dtype == np.float64:
             x = x.astype(np.float32)
-    dt = x.dtype
-    half = dt == _F16
-    if dt != _F32 and not half:
-        native = dt.newbyteorder("=")
-        if native not in (_F32, _F16):
-            raise TypeError(f"x must be float32 or float16 (Quark's input types), got {dt}")
-        half = native == _F16
-    nd = x.ndim
-    if nd == 0:
-        raise ValueError("x must have at least one dimension (blocks run along an axis)")
-    ax = _int_arg(axis, "axis", -nd, nd - 1)
-    bs = _int_arg(block_size, "block_size", 1, 2**62)
-    mode = _int_arg(rounding_mode, "rounding_mode", 0, 2)
-    threads = None if num_threads is None else _int_arg(num_threads, "num_threads", 1, 64)
-    x = np.ascontiguousarray(x, dtype=_F32)
-    y = _core.mxbfp(x, p, ax, bs, mode, threads)
-    if y is None:   # x was not aligned: a copy is
-        y = _core.mxbfp(x.copy(), p, ax, bs, mode, threads)
-    return y.astype(np.float16) if half else y
+    native = x.dtype.newbyteorder("=") if x.dtype.kind == "f" else x.dtype
+    if native == _F16:
+        return _args.native(x.astype(np.float32)), True
+    if native != _F32:
+        raise TypeError(f"x must be float32 or float16 (Quark's input types), got {x.dtype}")
+    return _args.native(x), False
+
+
+def _fake_quantize(call, x, out, num_threads):
+    """The general path: converts x, allocates (or takes out=), then call(x32, y32, threads)."""
+    xin = x
+    x, half = _float_x(x)
+    threads = _args.threads(num_threads)
+    y, copy_to = _args.output(out, x.shape, _F16 if half else _F32, [xin])
+    if half:
+        y32 = _core.new_result(x.shape, _F32)
+        call(x, y32, threads)
+        np.copyto(y, y32, casting="unsafe")   # rounded to nearest even, as Quark's Cast
+    else:
+        call(x, y, threads)
+    return _args.finish(y, copy_to)
 
 
 def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, rounding_mode=0, *,
-                           num_threads=None):
+                           out=None, num_threads=None):
     """AMD Quark's MXQuantizeDequantize: OCP microscaling fake quantization along `axis`.
 
     Each block of `block_size` elements along `axis` (the last one may be short) shares the
@@ -166,25 +171,26 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     - int8: (x / scale) * 64 rounded by `rounding_mode` (0 half away from zero, 1 half up,
       2 half to even), clamped to [-128, 127], divided by 64.
     NaN and inf are returned unchanged. Inputs of 512K elements or more are split over up to
-    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16 x: computed in
-    float32 and rounded back, as Quark's op does). The results equal Quark 0.13's op bit for
-    bit, with these deliberate differences: a one-element tensor is quantized (Quark returns
-    it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and rounding
-    modes other than 0, 1, 2 are rejected (Quark treats them as 0).
+    `num_threads` threads (default: qsimd.get_num_threads()). float32 in, float32 out (float16
+    x: computed in float32 and rounded back, as Quark's op does). `out`: an array of the
+    result's shape and dtype to write (x itself: in place). The results equal Quark 0.13's op
+    bit for bit, with these deliberate differences: a one-element tensor is quantized (Quark
+    returns it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and
+    rounding modes other than 0, 1, 2 are rejected (Quark treats them as 0).
     """
-    if element_dtype not in MX_ELEMENT_TYPES:
-        raise ValueError(f"element_dtype must be one of {', '.join(MX_ELEMENT_TYPES)}, "
-                         f"got {element_dtype!r}")
-    p = _MX_KERNEL[element_dtype]
-    y = _core.mxbfp(x, p, axis, block_size, rounding_mode, num_threads)
-    if y is not None:   # native float32 C-contiguous x, plain int arguments in range
+    y = _core.mx_fast(x, element_dtype, axis, block_size, rounding_mode, out, num_threads)
+    if y is not None:   # native float32 C-contiguous x, plain arguments
         return y
-    return _blocked(x, p, axis, block_size, rounding_mode, num_threads)
+    name = _name(element_dtype)
+    ax, bs, mode = _int(axis, "axis"), _int(block_size, "block_size"), \
+        _int(rounding_mode, "rounding_mode")
+    return _fake_quantize(lambda a, y, t: _core.mx(a, y, name, ax, bs, mode, t), x, out,
+                          num_threads)
 
 
 def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
                             rounding_mode=0, sub_block_size=2, sub_block_shift_bits=1,
-                            convert_to_bfloat_before_bfp=0, *, num_threads=None):
+                            convert_to_bfloat_before_bfp=0, *, out=None, num_threads=None):
     """AMD Quark's BFPQuantizeDequantize: block floating point fake quantization along
     `axis`, blocks of `block_size` (the last one may be short), m = bit_width - 9 mantissa
     bits (1 sign and 8 shared exponent bits).
@@ -200,45 +206,41 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
       2^m - 1, with `rounding_mode` settling ties.
     `convert_to_bfloat_before_bfp` first rounds x to bfloat16 precision (half to even).
 
-    float32 in, float32 out (float16 x as in :func:`mx_quantize_dequantize`); Quark 0.13's
-    results bit for bit, with these deliberate differences: a one-element tensor is quantized
-    (Quark returns it unchanged), `axis` is checked on 1-D input too, the bfloat16 rounding
-    keeps NaN a NaN and never writes into x (Quark's does both), and arguments Quark would
-    read uninitialised memory for are rejected: rounding modes other than 0-2, bit_width
-    outside 10-32, a block_size that sub_block_size does not divide (to_bfp_prime).
+    float32 in, float32 out (float16 x and `out` as in :func:`mx_quantize_dequantize`); Quark
+    0.13's results bit for bit, with these deliberate differences: a one-element tensor is
+    quantized (Quark returns it unchanged), `axis` is checked on 1-D input too, the bfloat16
+    rounding keeps NaN a NaN and never writes into x (Quark's does both), and arguments Quark
+    would read uninitialised memory for are rejected: rounding modes other than 0-2,
+    bit_width outside 10-32, a block_size that sub_block_size does not divide (to_bfp_prime).
     """
-    if bfp_method not in _BFP_METHODS:
-        raise ValueError(f"bfp_method must be 'to_bfp' or 'to_bfp_prime', got {bfp_method!r}")
-    method = _BFP_METHODS[bfp_method]
-    bw = _int_arg(bit_width, "bit_width", 10, 32)
-    tb = 1 if _int_arg(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp",
-                       -2**63, 2**63 - 1) else 0
-    sub, shift_max = 1, 0
-    if method == _BFP_PRIME:
-        sub = _int_arg(sub_block_size, "sub_block_size", 1, 2**62)
-        shift_max = (1 << _int_arg(sub_block_shift_bits, "sub_block_shift_bits", 0, 30)) - 1
-        if _int_arg(block_size, "block_size", 1, 2**62) % sub:
-            raise ValueError(f"sub_block_size ({sub}) must divide block_size ({block_size}) "
-                             f"for to_bfp_prime")
-
-    return _blocked(x, (method, 0, 0, bw - 9, 0.0, tb, sub, shift_max), axis, block_size,
-                    rounding_mode, num_threads)
+    y = _core.bfp_fast(x, bfp_method, axis, bit_width, block_size, rounding_mode,
+                       sub_block_size, sub_block_shift_bits, convert_to_bfloat_before_bfp, out,
+                       num_threads)
+    if y is not None:
+        return y
+    name = _name(bfp_method)
+    args = (_int(axis, "axis"), _int(bit_width, "bit_width"), _int(block_size, "block_size"),
+            _int(rounding_mode, "rounding_mode"), _int(sub_block_size, "sub_block_size"),
+            _int(sub_block_shift_bits, "sub_block_shift_bits"),
+            1 if _int(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp") else 0)
+    return _fake_quantize(lambda a, y, t: _core.bfp(a, y, name, *args, t), x, out,
+                          num_threads)
 
 
 # ------------------------------------------------------------------ ONNX-native MX
 
-# element type -> (ONNX / ml_dtypes name, e8m0 code offset: emax, plus 6 for int8's 2^-6)
+# element type -> ONNX / ml_dtypes name
 _MX_ONNX = {
-    "fp8_e4m3": ("float8_e4m3fn", 8), "float8_e4m3fn": ("float8_e4m3fn", 8),
-    "fp8_e5m2": ("float8_e5m2", 15), "float8_e5m2": ("float8_e5m2", 15),
-    "fp6_e3m2": ("float6_e3m2fn", 4), "float6_e3m2fn": ("float6_e3m2fn", 4),
-    "fp6_e2m3": ("float6_e2m3fn", 2), "float6_e2m3fn": ("float6_e2m3fn", 2),
-    "fp4_e2m1": ("float4_e2m1fn", 2), "float4_e2m1fn": ("float4_e2m1fn", 2),
-    "int8": ("int8", 6),
+    "fp8_e4m3": "float8_e4m3fn", "float8_e4m3fn": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2", "float8_e5m2": "float8_e5m2",
+    "fp6_e3m2": "float6_e3m2fn", "float6_e3m2fn": "float6_e3m2fn",
+    "fp6_e2m3": "float6_e2m3fn", "float6_e2m3fn": "float6_e2m3fn",
+    "fp4_e2m1": "float4_e2m1fn", "float4_e2m1fn": "float4_e2m1fn",
+    "int8": "int8",
 }
 
 
-def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
+def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None, num_threads=None):
     """OCP microscaling (MX) quantization in ONNX's terms: returns ``(elements, scales)``.
 
     `scales` (ml_dtypes float8_e8m0fnu, x's shape with ceil(d / block_size) along `axis`)
@@ -259,36 +261,34 @@ def quantize_mx(x, element_dtype, *, axis=-1, block_size=32, out=None):
     float4_e2m1fn, fp6_e3m2 / float6_e3m2fn, fp6_e2m3 / float6_e2m3fn, int8.
     `out`: an array for the elements, as quantize_linear's `out`.
     """
-    from ._api import quantize_linear as _q
     import ml_dtypes
-    if element_dtype not in _MX_ONNX:
+    name = _MX_ONNX.get(element_dtype) if isinstance(element_dtype, str) else None
+    if name is None:
         raise ValueError(f"element_dtype must be one of {', '.join(_MX_ONNX)}, "
                          f"got {element_dtype!r}")
-    name, shift = _MX_ONNX[element_dtype]
     try:
-        resolve(name, "element_dtype")
+        code = resolve(name, "element_dtype")
     except (TypeError, ValueError):
         raise ValueError(f"element_dtype {element_dtype!r}: this build of qsimd has no "
                          f"{name} type") from None
+    xin = x
     if not isinstance(x, np.ndarray):
         x = np.asarray(x, np.float32)
-    if x.dtype.newbyteorder("=") != np.dtype(np.float32):
+    if x.dtype.newbyteorder("=") != _F32:
         raise TypeError(f"x must be float32, got {x.dtype}")
-    if x.ndim == 0:
-        raise ValueError("x must have at least one dimension (blocks run along an axis)")
-    ax = _int_arg(axis, "axis", -x.ndim, x.ndim - 1) % x.ndim
-    bs = _int_arg(block_size, "block_size", 1, 2**62)
-    xf = np.ascontiguousarray(x, dtype=np.float32)
-    d = x.shape[ax]
-    sshape = x.shape[:ax] + (-(-d // bs),) + x.shape[ax + 1:]
+    x = _args.native(x)
+    ax, bs = _int(axis, "axis"), _int(block_size, "block_size")
+    threads = _args.threads(num_threads)
+    nd = x.ndim
+    if nd and -nd <= ax < nd and bs >= 1:
+        a = ax % nd
+        sshape = x.shape[:a] + (-(-x.shape[a] // bs),) + x.shape[a + 1:]
+    else:
+        sshape = (0,)   # the C call reports the axis or block size before looking at it
     codes = np.empty(sshape, np.uint8)
-    if codes.size:
-        outer = int(np.prod(x.shape[:ax], dtype=np.int64))
-        inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
-        _core.mxscales(xf, codes, outer, d, inner, bs, shift)
-    scales = codes.view(ml_dtypes.float8_e8m0fnu)
-    elements = _q(xf, scales, axis=ax, block_size=bs, output_dtype=name, out=out)
-    return elements, scales
+    elements, copy_to = _args.output(out, x.shape, CODE_TO_DTYPE[code], [xin])
+    _core.quantize_mx(x, elements, code, codes, ax, bs, threads)
+    return _args.finish(elements, copy_to), codes.view(ml_dtypes.float8_e8m0fnu)
 
 
 __all__ = ["QUARK_TYPES", "MX_ELEMENT_TYPES", "quantize_mx", "extended_quantize_linear",

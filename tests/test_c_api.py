@@ -155,3 +155,61 @@ def test_prepared_parameters(isa, tmp_path):
     except OSError as e:
         pytest.skip(f"cannot execute a compiled program here: {e}")
     assert r.returncode == 0 and r.stdout.startswith(f"ok ({isa})"), r.stdout + r.stderr
+
+
+MX_EXAMPLE = os.path.join(ROOT, "examples", "c", "mx_activations.c")
+
+
+@pytest.fixture(scope="module")
+def mx_example(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("mx"))
+    exe = os.path.join(tmp, "mx_activations")
+    subprocess.run([CC, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
+                    qsimd.get_include(), MX_EXAMPLE, "-o", exe,
+                    os.path.join(qsimd.get_library_dir(), "libqsimd.a"), "-lm", "-pthread"],
+                   check=True, capture_output=True)
+    try:
+        subprocess.run([exe], capture_output=True, timeout=60)
+    except OSError as e:
+        pytest.skip(f"cannot execute a compiled program here: {e}")
+    return exe
+
+
+@pytest.mark.parametrize("isa", qsimd.available_isas())
+def test_mx_example(mx_example, isa, tmp_path):
+    """examples/c/mx_activations.c on every instruction set: MX / BFP along the channel axis
+    against AMD Quark's real ops, and the OCP MX elements and e8m0 scales against the ONNX
+    reference QuantizeLinear with scales recomputed here."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    r = subprocess.run([mx_example, str(tmp_path)], capture_output=True, text=True,
+                       env=dict(os.environ, QSIMD_ISA=isa))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"instruction set {isa}" in r.stdout and "within_bound yes" in r.stdout
+    assert "error example: code 2: element_dtype must be one of" in r.stdout
+    shape = (2, 64, 14, 14)
+    x = np.fromfile(tmp_path / "x.bin", np.float32).reshape(shape)
+    fp4 = np.fromfile(tmp_path / "mx_fp4.bin", np.uint8)
+    codes = np.fromfile(tmp_path / "mx_fp4_scales.bin", np.uint8).reshape(2, 2, 14, 14)
+    # e8m0 scale of each block of 32 channels: its largest exponent field less emax (2)
+    field = (x.view(np.uint32) >> 23) & 0xFF
+    want = np.maximum(field.reshape(2, 2, 32, 14, 14).max(axis=2).astype(np.int64) - 2, 0)
+    np.testing.assert_array_equal(codes, want)
+    scales = codes.view(ml_dtypes.float8_e8m0fnu)
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1, block_size=32,
+                            output_dtype=TensorProto.FLOAT4E2M1)
+    g = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
+                      helper.make_tensor_value_info("s", TensorProto.FLOAT8E8M0, codes.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT4E2M1, None)])
+    ref = ReferenceEvaluator(helper.make_model(g, opset_imports=[helper.make_opsetid("", 24)]))
+    e = ref.run(None, {"x": x, "s": scales})[0].reshape(-1).view(np.uint8) & 0x0F
+    np.testing.assert_array_equal(fp4, (e[0::2] | (e[1::2] << 4)).astype(np.uint8))
+    import quark_ops
+    quark_ops.require_quark()
+    mx = np.fromfile(tmp_path / "mx_fp8.bin", np.float32).reshape(shape)
+    bfp = np.fromfile(tmp_path / "bfp16.bin", np.float32).reshape(shape)
+    want = quark_ops.mx(x, element_dtype="fp8_e4m3", axis=1, block_size=32)
+    assert mx.tobytes() == np.ascontiguousarray(want, np.float32).tobytes()
+    want = quark_ops.bfp(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8)
+    assert bfp.tobytes() == np.ascontiguousarray(want, np.float32).tobytes()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 
+import numpy as np
 import pytest
 
 import qsimd
@@ -41,7 +42,7 @@ def _read(path):
 def test_extension_exports_only_its_init():
     gate = _gate()
     elf = gate.Elf(_read(_core.__file__))
-    assert sorted(set(elf.defined_globals(11))) == ["PyInit__core"]
+    assert sorted(set(elf.defined_globals(11))) == gate.EXT_EXPORTS   # + qsimd.ort's entry
 
 
 @pytest.mark.skipif(not ELF, reason="ELF dynamic section")
@@ -146,3 +147,26 @@ def test_cmake_isa_options_and_find_package(tmp_path):
                  for n in gate.Elf(body).defined_globals(2)]
         assert names and all(n.startswith("qsimd_") for n in names), names
     assert list(prefix.rglob("qsimdConfig.cmake")) and list(prefix.rglob("qsimd.pc"))
+    # the onnxruntime custom-op module (QSIMD_BUILD_ORT, default ON): RegisterCustomOps only,
+    # and onnxruntime runs Quark's nodes with it
+    mod = next(p for p in prefix.rglob("libqsimd_ort.*"))
+    if gate is not None:
+        assert sorted(set(gate.Elf(_read(mod)).defined_globals(11))) == ["RegisterCustomOps"]
+    if not os.environ.get("QSIMD_TEST_NO_ORT"):
+        ort = pytest.importorskip("onnxruntime")
+        from onnx import TensorProto, helper
+        node = helper.make_node("VitisQuantizeLinear", ["x", "s", "z"], ["y"],
+                                domain="com.vai.quantize")
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+            [helper.make_tensor_value_info("y", TensorProto.INT8, [3])],
+            [helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+             helper.make_tensor("z", TensorProto.INT8, [], [1])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.vai.quantize", 1)])
+        so = ort.SessionOptions()
+        so.register_custom_ops_library(str(mod))
+        sess = ort.InferenceSession(model.SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        y = sess.run(None, {"x": np.array([1.5, -2.2, 300], np.float32)})[0]
+        assert y.tolist() == [4, -3, 127]

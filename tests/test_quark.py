@@ -152,7 +152,12 @@ import quark_ops  # noqa: E402
 LAYOUTS = [((70,), 0, 32), ((3, 70), 1, 32), ((3, 70), -1, 8), ((37, 5), 0, 32),
            ((2, 9, 37), 1, 5), ((2, 9, 37), 2, 64), ((4, 33, 3), 1, 32), ((6, 50), 1, 1),
            ((5, 96), 1, 32), ((2, 3, 4, 20), 3, 16),
-           ((3, 300), 1, 32)]   # rows of 4-block groups (the AVX-512 path) and a short tail
+           ((3, 300), 1, 32),   # rows of 4-block groups (the AVX-512 path) and a short tail
+           # the vector kernels' layouts: channel blocks over rows of 49 and 15 columns (whole
+           # vectors and a partial one), rows shorter than a block taken in groups, rows of
+           # blocks of 8 with a short last block, blocks along the first of two axes
+           ((2, 40, 7, 7), 1, 32), ((1, 36, 3, 5), 1, 8), ((40, 7), 1, 32), ((20, 14), 1, 8),
+           ((24, 16), 0, 16)]
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +224,29 @@ def test_quark_defaults_and_float16(quark_lib):
     assert got.dtype == np.float16
     want = quark.mx_quantize_dequantize(h.astype(np.float32), "fp4_e2m1").astype(np.float16)
     assert got.tobytes() == want.tobytes()
+
+
+def test_mx_bfp_zero_blocks_and_in_place(quark_lib, isa):
+    # activations after a ReLU: whole blocks of zeros (of both signs) beside ordinary ones,
+    # along the channel axis and the last axis; the result written over x (out=x) equals
+    # the separate result
+    rng = np.random.default_rng(11)
+    x = np.maximum(rng.standard_normal((2, 64, 5, 9)), 0).astype(np.float32)
+    x[:, :32, 1] = 0.0
+    x[:, 32:, 3] = -0.0
+    x[1, :, :, 2:5] = 0.0
+    for axis in (1, 3):
+        for attrs in (dict(element_dtype="int8", rounding_mode=2), dict(element_dtype="fp4_e2m1")):
+            want = quark_ops.mx(x, axis=axis, **attrs)
+            assert bits_equal(quark.mx_quantize_dequantize(x, axis=axis, **attrs), want)
+            y = x.copy()
+            assert quark.mx_quantize_dequantize(y, axis=axis, out=y, **attrs) is y
+            assert bits_equal(y, want), (axis, attrs)
+        for method in ("to_bfp", "to_bfp_prime"):
+            want = quark_ops.bfp(x, bfp_method=method, axis=axis)
+            y = x.copy()
+            quark.bfp_quantize_dequantize(y, method, axis=axis, out=y)
+            assert bits_equal(y, want), (axis, method)
 
 
 # ------------------------------------------------------------------ by hand (no Quark)

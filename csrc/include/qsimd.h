@@ -219,6 +219,61 @@ QSIMD_API int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *
                                      const qsimd_tensor *scale, const qsimd_tensor *zero_point,
                                      const qsimd_dynamic_options *opt, qsimd_error *err);
 
+/* ---- MX and BFP: AMD Quark's fake quantization, and OCP MX in ONNX terms ----
+ * x is viewed around `axis` as (outer, D, inner); every run of block_size consecutive
+ * elements along the axis (the last run of each may be shorter) is one block, which shares
+ * a power-of-two scale taken from the largest float32 exponent field in it (NaN and inf do
+ * not count; an all-zero block uses field 0). The rules, bit for bit those of AMD Quark 0.13's
+ * CPU ops (domain com.amd.quark) except where docs/API.md says otherwise, are documented with
+ * qsimd.quark.mx_quantize_dequantize / bfp_quantize_dequantize (qsimd/quark.py).
+ * opt NULL: the defaults; opt->num_threads 0 = the process default, else 1..64. Bad values
+ * (an unknown element_dtype or bfp_method, an axis out of range, block_size outside
+ * [1, 2^62], rounding_mode outside 0..2, ...) return QSIMD_ERR_VALUE with a message naming
+ * the attribute, wrong tensor types QSIMD_ERR_TYPE; nothing is written on an error. */
+typedef struct qsimd_mx_options {
+    const char *element_dtype;  /* "int8" (default), "fp8_e4m3", "fp8_e5m2", "fp6_e3m2",
+                                   "fp6_e2m3", "fp4_e2m1" (Quark's names); NULL = "int8" */
+    int64_t axis;               /* default 1, negative counts from the back */
+    int64_t block_size;         /* default 32 */
+    int64_t rounding_mode;      /* default 0: half away from zero; 1 half up; 2 half to even
+                                   (int8 elements only: float elements round half to even) */
+    int32_t num_threads;        /* 0 = the process default */
+} qsimd_mx_options;
+QSIMD_API void qsimd_mx_options_init(qsimd_mx_options *opt);
+/* Quark's MXQuantizeDequantize: x FLOAT, y FLOAT of x's shape (y may equal x: in place;
+ * any other overlap is not allowed). Rank >= 1. */
+QSIMD_API int qsimd_mx_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                           const qsimd_mx_options *opt, qsimd_error *err);
+
+typedef struct qsimd_bfp_options {
+    const char *bfp_method;     /* "to_bfp" (default; NULL too) or "to_bfp_prime" (also by
+                                   Quark's older name "to_bfp_prime_shared") */
+    int64_t axis;               /* default 1 */
+    int64_t bit_width;          /* default 16; 10..32 (mantissa bits: bit_width - 9) */
+    int64_t block_size;         /* default 8 */
+    int64_t rounding_mode;      /* default 0; 0..2 as for MX */
+    int64_t sub_block_size;     /* default 2; to_bfp_prime only: 1..2^62, dividing block_size */
+    int64_t sub_block_shift_bits; /* default 1; to_bfp_prime only: 0..30 */
+    int32_t convert_to_bfloat_before_bfp; /* default 0; nonzero: x rounded to bfloat16 first */
+    int32_t num_threads;
+} qsimd_bfp_options;
+QSIMD_API void qsimd_bfp_options_init(qsimd_bfp_options *opt);
+/* Quark's BFPQuantizeDequantize: x FLOAT, y FLOAT of x's shape (y may equal x). */
+QSIMD_API int qsimd_bfp_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
+                                            const qsimd_bfp_options *opt, qsimd_error *err);
+
+/* OCP MX in ONNX terms: elements (x's shape; element type FLOAT8E4M3FN, FLOAT8E5M2,
+ * FLOAT6E3M2, FLOAT6E2M3, FLOAT4E2M1 (packed or not) or INT8) and FLOAT8E8M0 scales
+ * (x's shape with ceil(D / block_size) along axis), as qsimd.quantize_mx.
+ * Each block's scale is 2^(e - 127 - emax), e its largest exponent field and emax the element
+ * type's largest exponent (int8, 1.6 fixed point: 6), at least 2^-127; the elements are
+ * QuantizeLinear(x, scales, axis, block_size) with saturate 1 (round half to even).
+ * The element type is elements->dtype: opt->element_dtype and opt->rounding_mode are not
+ * used. x FLOAT, rank >= 1; elements and scales must not overlap x or each other. */
+QSIMD_API int qsimd_quantize_mx(const qsimd_tensor *x, const qsimd_tensor *elements,
+                                const qsimd_tensor *scales, const qsimd_mx_options *opt,
+                                qsimd_error *err);
+
 /* Instruction sets: "scalar", "sse41", "avx2", "avx512" (x86-64), "neon" (aarch64).
  * The choice is process-wide; the environment variable QSIMD_ISA sets the first one. */
 QSIMD_API const char *qsimd_get_isa(void);              /* the one in use */

@@ -553,8 +553,14 @@ static inline vf qv_b32_dvec(const void *x, const qv_dkc *k)
 #include "generic/registry.def"
 #undef QK_ENTRY_avx512
 #define QK_ENTRY_avx512(kind, ...) QD_##kind##SET(__VA_ARGS__)
+#if !defined(QSIMD_NO_AVX2)
+extern const qk_table qk_avx2_table;
+#endif
 const qk_table QK_AVX512_TABLE = {
     .name = "avx512",
+#if !defined(QSIMD_NO_AVX2)
+    .base = &qk_avx2_table,   /* the entries registry.def does not list for AVX-512 */
+#endif
 #include "generic/registry.def"
     .minmax_f32 = QD_N(minmax),
 };

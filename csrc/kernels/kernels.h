@@ -228,12 +228,14 @@ typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 
 typedef struct qk_table {
     const char *name;
+    const struct qk_table *base;   /* where an entry left NULL comes from (NULL: scalar) */
     qk_quant_fn quant[QK_NX][QK_NQ][QK_NY];
     qk_dequant_fn dequant[QK_ND][QK_NO];
     qk_minmax_fn minmax_f32;
 } qk_table;
 
-/* Tables. An ISA table may leave entries NULL; dispatch fills them from the scalar table. */
+/* Tables. An ISA table may leave entries NULL; dispatch takes them from its base table
+ * (AVX-512's is AVX2's: every AVX-512 CPU runs AVX2), else from the scalar table. */
 extern const qk_table qk_scalar_table;
 #if defined(QSIMD_HAVE_X86)
 extern const qk_table qk_sse41_table;

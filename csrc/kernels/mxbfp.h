@@ -1,8 +1,10 @@
 /* AMD Quark's MXQuantizeDequantize and BFPQuantizeDequantize (domain com.amd.quark):
  * float32 in, float32 out, blocks along one axis. The semantics (bit for bit the results of
  * Quark 0.13's CPU kernels, except where README.md says otherwise) are documented in
- * qsimd/quark.py. One kernel file per instruction set compiles kernels/mxbfp_impl.h; they
- * differ only in what the compiler vectorises, never in results (IEEE operations only). */
+ * qsimd/quark.py. kernels/mxbfp_impl.h holds the rules element by element (the scalar
+ * kernel); kernels/mxbfp_simd.h the vector kernel, written once over a small vector layer
+ * that mxbfp_avx2.c, mxbfp_avx512.c and mxbfp_neon.c each define. They differ in speed,
+ * never in results (IEEE operations only). */
 #ifndef QSIMD_MXBFP_H
 #define QSIMD_MXBFP_H
 
@@ -28,15 +30,25 @@ typedef struct qk_mxbfp {
     uint32_t shift_max;   /* BFP prime: 2^sub_block_shift_bits - 1 */
 } qk_mxbfp;
 
-/* One slab: `len` rows along the axis times `inner` contiguous columns (row stride inner).
- * Blocks run along the rows from row 0; the last one may be short. */
-typedef void (*qk_mxbfp_fn)(const float *x, float *y, size_t len, size_t inner,
+/* `outer` consecutive slabs, each `len` rows along the axis times `inner` contiguous columns
+ * (row stride inner). Blocks run along the rows from each slab's row 0; the last one may be
+ * short. y may equal x (in place); nothing outside the outer * len * inner elements is read
+ * or written. */
+typedef void (*qk_mxbfp_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                             const qk_mxbfp *c);
 
-void qk_mxbfp_scalar(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
+void qk_mxbfp_scalar(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                     const qk_mxbfp *c);
+/* Columns col .. col + count - 1 of one block of n rows (row stride inner), by the scalar
+ * rules: what the vector kernels leave to them (blocks with NaN / inf or only tiny or huge
+ * values, very long blocks along a middle axis). */
+void qk_mxbfp_scalar_cols(const float *x, float *y, size_t n, size_t inner, size_t col,
+                          size_t count, const qk_mxbfp *c);
 #if defined(QSIMD_HAVE_X86)
-void qk_mxbfp_avx2(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
-void qk_mxbfp_avx512(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
+void qk_mxbfp_avx2(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                   const qk_mxbfp *c);
+void qk_mxbfp_avx512(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                     const qk_mxbfp *c);
 #endif
 
 /* OCP MX e8m0 scale codes of a slab (kernels/mxbfp_impl.h). */
@@ -52,7 +64,8 @@ void qk_mxscales_avx512(const float *x, uint8_t *s, size_t len, size_t inner, si
 #endif
 
 #if defined(QSIMD_HAVE_NEON)
-void qk_mxbfp_neon(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c);
+void qk_mxbfp_neon(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                   const qk_mxbfp *c);
 void qk_mxscales_neon(const float *x, uint8_t *s, size_t len, size_t inner, size_t block,
                       int shift);
 #endif

@@ -1,10 +1,10 @@
-/* The MX / BFP quantize-dequantize kernel body (kernels/mxbfp.h), compiled once per
- * instruction set by kernels/mxbfp_<isa>.c with MXB_NAME set to the function's name.
+/* The MX / BFP quantize-dequantize rules element by element (kernels/mxbfp.h): the scalar
+ * kernel (kernels/mxbfp_scalar.c defines MXB_NAME and MXB_SCALES to get the entry points),
+ * and the reference the vector kernels (mxbfp_simd.h) follow operation for operation; they
+ * also fall back on these functions for the rare layouts they leave out.
  *
- * Written as plain C on float bits and IEEE float operations, without branches in the
- * element loops, so that the compiler vectorises the contiguous case (one block at a time,
- * two passes over it while it is in L1: the largest exponent, then the elements). Every
- * operation is exactly rounded, so all instruction sets give the same bits. */
+ * Plain C on float bits and IEEE float operations; every operation is exactly rounded, so
+ * all instruction sets give the same bits. */
 #include <string.h>
 
 #include "mxbfp.h"
@@ -245,249 +245,11 @@ static void mxb_prime_block(const float *x, float *y, size_t n, size_t st, const
     }
 }
 
-#if defined(__AVX512F__) || defined(__AVX2__)
-/* a 32-bit pattern as the int the set1 intrinsics take */
-MXB_INLINE int32_t mxb_i32(uint32_t u) { int32_t v; memcpy(&v, &u, 4); return v; }
-#endif
-
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-#include <immintrin.h>
-#define MXB_V32 1
-/* Whole MX blocks of 32 along rows on AVX-512: the float kinds and int8 with rounding mode 0
- * (Quark's default), in registers, four blocks at a time. The same results as the scalar
- * forms above (mxb_mx_float_fast; mxb_mx_int8 with mxb_round's mode 0), with the block's
- * constants built as bit patterns from its largest exponent field M:
- *   float: F = 2^(emin - emax) * 2^(M - 127), the type's smallest normal in x's scale, and
- *          maxs = max_norm * 2^v (exact), when 27 + emax <= m <= 227 (mxb_block's fast range);
- *          each element: g = +-max(2^e, F) with x's sign and e x's exponent (x & 0xff800000
- *          keeps the sign and 2^e; vrangeps takes the larger magnitude with the first
- *          operand's sign), then r = (x + g K) - g K with K = 2^(23 - mbits) in two fused
- *          operations (g K exact: the adding constant of mxb_mx_float_fast), clamped to
- *          +-maxs by a second vrangeps (the smaller magnitude, r's sign);
- *   int8:  a64 = 64 * 2^-v = (260 << 23) - M, s64 = 2^(v - 6) = M - (6 << 23), both normal
- *          when 7 <= m <= 253 (|t| < 128 there). t = x * a64 equals mxb_mx_int8's
- *          (x * 2^-v) * 64 (both exact while x * 2^-v is normal; otherwise |t| < 2^-120
- *          either way, which rounds to a zero of x's sign); half away from zero is
- *          trunc(t + copysign(0.5 - 2^-25, t)), exact for |t| < 2^22 (the sum rounds up to
- *          the next integer only when t's fraction is at least 0.5), and the fused
- *          x * a64 + c rounds once the exact t + c.
- * M comes from 2^e of the elements (mxb_v_e), the larger magnitude lane-wise by vrangeps
- * (sign cleared; the mask makes a NaN an inf, which vrangeps keeps where it would drop a quiet
- * NaN), then integer maxima; a NaN or inf gives field 255, outside both ranges, so the block
- * takes mxb_block, which keeps them. */
-typedef struct {
-    __m512i lo, span, fl, mx;
-    __m512 k;
-} mxb_vk;
-
-MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
-{
-    mxb_vk k;
-    int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
-    k.lo = _mm512_set1_epi32(lo * (1 << 23));
-    k.span = _mm512_set1_epi32((hi - lo) * (1 << 23));
-    if (is_int8) {   /* fl: a64 = fl - M, mx: s64 = M + mx */
-        k.fl = _mm512_set1_epi32(mxb_i32(260u << 23));
-        k.mx = _mm512_set1_epi32(-(6 << 23));
-        k.k = _mm512_set1_ps(0.49999997f);   /* 0.5 - 2^-25 */
-    } else {
-        k.fl = _mm512_set1_epi32((c->emin - c->emax) * (1 << 23));
-        k.mx = _mm512_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
-        k.k = _mm512_set1_ps(mxb_float((uint32_t)(150 - c->mbits) << 23));   /* 2^(23 - mbits) */
-    }
-    return k;
-}
-
-/* x's sign and 2^(its exponent) (NaN: +-inf; zero and subnormals: +-0) */
-MXB_INLINE __m512 mxb_v_e(__m512 x)
-{
-    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),
-                                                _mm512_set1_epi32((int)0xff800000u)));
-}
-
-/* One vector of 16 elements (e: mxb_v_e) of a block with constants f (F or a64) and s (maxs or s64) */
-MXB_INLINE void mxb_v_vec(float *y, __m512 xv, __m512 e, __m512 f, __m512 s, int is_int8,
-                          const mxb_vk *k)
-{
-    if (!is_int8) {
-        __m512 g = _mm512_range_ps(e, f, 0x03);   /* larger magnitude, e's sign */
-        __m512 t = _mm512_fmadd_ps(g, k->k, xv);
-        __m512 r = _mm512_fnmadd_ps(g, k->k, t);   /* t - g K, exact */
-        _mm512_storeu_ps(y, _mm512_range_ps(r, s, 0x02));
-        return;
-    }
-    __m512 c = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-        _mm512_castps_si512(k->k), _mm512_castps_si512(xv), _mm512_set1_epi32((int)0x80000000u),
-        0xf8));   /* k | (x & sign) */
-    __m512 q = _mm512_roundscale_ps(_mm512_fmadd_ps(xv, f, c),
-                                    _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    q = _mm512_min_ps(q, _mm512_set1_ps(127.0f));   /* |q| <= 128 */
-    _mm512_storeu_ps(y, _mm512_mul_ps(q, s));
-}
-
-/* 1 when the block at x was done; 0: it is outside the fast range */
-MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
-{
-    __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-    __m512 e0 = mxb_v_e(x0), e1 = mxb_v_e(x1);
-    __m512i m = _mm512_castps_si512(_mm512_range_ps(e0, e1, 0x0b));
-    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0x4e));
-    m = _mm512_max_epu32(m, _mm512_shuffle_i32x4(m, m, 0xb1));
-    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
-    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
-    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span)) return 0;
-    __m512 f = _mm512_castsi512_ps(is_int8 ? _mm512_sub_epi32(k->fl, m)
-                                           : _mm512_add_epi32(m, k->fl));
-    __m512 s = _mm512_castsi512_ps(_mm512_add_epi32(m, k->mx));
-    mxb_v_vec(y, x0, e0, f, s, is_int8, k);
-    mxb_v_vec(y + 16, x1, e1, f, s, is_int8, k);
-    return 1;
-}
-
-/* Four blocks, their maxima reduced together (128-bit quarter b: block b); 0 when any is
- * outside the fast range (nothing written). */
-MXB_INLINE int mxb_v_block128(const float *x, float *y, int is_int8, const mxb_vk *k)
-{
-    __m512 xv[8], e[8];
-    __m512i a[4];
-    MXB_UNROLL
-    for (int j = 0; j < 8; j++) {
-        xv[j] = _mm512_loadu_ps(x + 16 * j);
-        e[j] = mxb_v_e(xv[j]);
-    }
-    MXB_UNROLL
-    for (int j = 0; j < 4; j++)
-        a[j] = _mm512_castps_si512(_mm512_range_ps(e[2 * j], e[2 * j + 1], 0x0b));
-    __m512i ab = _mm512_max_epu32(_mm512_shuffle_i32x4(a[0], a[1], 0x44),
-                                  _mm512_shuffle_i32x4(a[0], a[1], 0xee));
-    __m512i cd = _mm512_max_epu32(_mm512_shuffle_i32x4(a[2], a[3], 0x44),
-                                  _mm512_shuffle_i32x4(a[2], a[3], 0xee));
-    __m512i m = _mm512_max_epu32(_mm512_shuffle_i32x4(ab, cd, 0x88),
-                                 _mm512_shuffle_i32x4(ab, cd, 0xdd));
-    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0x4e));
-    m = _mm512_max_epu32(m, _mm512_shuffle_epi32(m, (_MM_PERM_ENUM)0xb1));
-    if (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(m, k->lo), k->span)) return 0;
-    __m512i f = is_int8 ? _mm512_sub_epi32(k->fl, m) : _mm512_add_epi32(m, k->fl);
-    __m512i s = _mm512_add_epi32(m, k->mx);
-#define MXB_V_B(b, imm)                                                                    \
-    do {                                                                                   \
-        __m512 fb = _mm512_castsi512_ps(_mm512_shuffle_i32x4(f, f, imm));                  \
-        __m512 sb = _mm512_castsi512_ps(_mm512_shuffle_i32x4(s, s, imm));                  \
-        mxb_v_vec(y + 32 * (b), xv[2 * (b)], e[2 * (b)], fb, sb, is_int8, k);              \
-        mxb_v_vec(y + 32 * (b) + 16, xv[2 * (b) + 1], e[2 * (b) + 1], fb, sb, is_int8, k); \
-    } while (0)
-    MXB_V_B(0, 0x00);
-    MXB_V_B(1, 0x55);
-    MXB_V_B(2, 0xaa);
-    MXB_V_B(3, 0xff);
-#undef MXB_V_B
-    return 1;
-}
-#define MXB_V128 1
-#elif defined(__AVX2__)
-#include <immintrin.h>
-#define MXB_V32 1
-/* The same on AVX2 (with FMA), one block of four vectors of 8 at a time: M from the
- * exponent fields x & 0x7f800000 (NaN / inf: 255, outside the fast range), g = max(field, F)
- * with x's sign put back, the clamp as min / max with +-maxs. */
-typedef struct {
-    int32_t lo, span;
-    __m256i fl, mx;
-    __m256 k;
-} mxb_vk;
-
-MXB_INLINE mxb_vk mxb_v_consts(int is_int8, const qk_mxbfp *c)
-{
-    mxb_vk k;
-    int32_t lo = is_int8 ? 7 : 27 + c->emax, hi = is_int8 ? 253 : 227;
-    k.lo = lo * (1 << 23);
-    k.span = (hi - lo) * (1 << 23);
-    if (is_int8) {
-        k.fl = _mm256_set1_epi32(mxb_i32(260u << 23));
-        k.mx = _mm256_set1_epi32(-(6 << 23));
-        k.k = _mm256_set1_ps(0.49999997f);
-    } else {
-        k.fl = _mm256_set1_epi32((c->emin - c->emax) * (1 << 23));
-        k.mx = _mm256_set1_epi32((int32_t)mxb_bits(c->max_norm) - (127 + c->emax) * (1 << 23));
-        k.k = _mm256_set1_ps(mxb_float((uint32_t)(150 - c->mbits) << 23));
-    }
-    return k;
-}
-
-MXB_INLINE int mxb_v_block32(const float *x, float *y, int is_int8, const mxb_vk *k)
-{
-    const __m256i fexp = _mm256_set1_epi32(0x7f800000), smask = _mm256_set1_epi32((int)0x80000000u);
-    __m256 xv[4];
-    __m256i f[4], m = _mm256_setzero_si256();
-    MXB_UNROLL
-    for (int j = 0; j < 4; j++) {
-        xv[j] = _mm256_loadu_ps(x + 8 * j);
-        f[j] = _mm256_and_si256(_mm256_castps_si256(xv[j]), fexp);
-        m = _mm256_max_epu32(m, f[j]);
-    }
-    m = _mm256_max_epu32(m, _mm256_permute2x128_si256(m, m, 1));
-    m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
-    m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-    /* every lane holds M: the range test on lane 0, in integers */
-    if ((uint32_t)(_mm256_cvtsi256_si32(m) - k->lo) > (uint32_t)k->span) return 0;
-    if (!is_int8) {
-        __m256i floor = _mm256_add_epi32(m, k->fl);
-        __m256i maxs = _mm256_add_epi32(m, k->mx);
-        MXB_UNROLL
-        for (int j = 0; j < 4; j++) {
-            __m256i sg = _mm256_and_si256(_mm256_castps_si256(xv[j]), smask);
-            __m256 g = _mm256_castsi256_ps(_mm256_or_si256(_mm256_max_epu32(f[j], floor), sg));
-            __m256 t = _mm256_fmadd_ps(g, k->k, xv[j]);
-            __m256 r = _mm256_fnmadd_ps(g, k->k, t);   /* t - g K, exact */
-            /* r has x's sign or is +0: the smaller of r and +-maxs (x's sign) as unsigned
-             * bits is the smaller magnitude */
-            _mm256_storeu_si256((__m256i *)(y + 8 * j),
-                                _mm256_min_epu32(_mm256_castps_si256(r), _mm256_or_si256(maxs, sg)));
-        }
-        return 1;
-    }
-    __m256 a = _mm256_castsi256_ps(_mm256_sub_epi32(k->fl, m));
-    __m256 s64 = _mm256_castsi256_ps(_mm256_add_epi32(m, k->mx));
-    MXB_UNROLL
-    for (int j = 0; j < 4; j++) {
-        __m256 c = _mm256_or_ps(_mm256_and_ps(xv[j], _mm256_castsi256_ps(smask)), k->k);
-        __m256 q = _mm256_round_ps(_mm256_fmadd_ps(xv[j], a, c),
-                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        q = _mm256_min_ps(q, _mm256_set1_ps(127.0f));   /* |q| <= 128 */
-        _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(q, s64));
-    }
-    return 1;
-}
-#endif
-
+#if defined(MXB_NAME)
 /* Contiguous blocks, each kind with its constants folded in. */
 static void mxb_rows(const float *x, float *y, size_t len, const qk_mxbfp *c)
 {
     size_t bs = c->block;
-#if defined(MXB_V32)
-    if (bs == 32 && (c->method == QK_MX_FLOAT || (c->method == QK_MX_INT8 && c->rounding == 0))) {
-        int i8 = c->method == QK_MX_INT8;
-        mxb_vk k = mxb_v_consts(i8, c);
-        size_t r = 0;
-        for (; len - r >= 32; r += 32) {
-#if defined(MXB_V128)
-            /* four blocks at a time; a group holding a slow block goes one block at a time */
-            if (len - r >= 128 &&
-                (i8 ? mxb_v_block128(x + r, y + r, 1, &k) : mxb_v_block128(x + r, y + r, 0, &k))) {
-                r += 96;
-                continue;
-            }
-#endif
-            if (i8 ? mxb_v_block32(x + r, y + r, 1, &k) : mxb_v_block32(x + r, y + r, 0, &k))
-                continue;
-            if (i8) mxb_block(x + r, y + r, 32, 1, QK_MX_INT8, 0, 0, c);
-            else mxb_block(x + r, y + r, 32, 1, QK_MX_FLOAT, 0, 0, c);
-        }
-        x += r;
-        y += r;
-        len -= r;
-    }
-#endif
     for (size_t r = 0; r < len; r += bs) {
         size_t n = len - r < bs ? len - r : bs;
         const float *xb = x + r;
@@ -529,10 +291,24 @@ static void mxb_columns(const float *x, float *y, size_t len, size_t inner, cons
     }
 }
 
-void MXB_NAME(const float *x, float *y, size_t len, size_t inner, const qk_mxbfp *c)
+#if defined(MXB_COLS)
+void MXB_COLS(const float *x, float *y, size_t n, size_t inner, size_t col, size_t count,
+              const qk_mxbfp *c)
 {
-    if (inner == 1) mxb_rows(x, y, len, c);
-    else mxb_columns(x, y, len, inner, c);
+    for (size_t end = col + count; col < end; col++) {
+        if (c->method == QK_BFP_PRIME) mxb_prime_block(x + col, y + col, n, inner, c);
+        else mxb_block(x + col, y + col, n, inner, c->method, c->rounding, c->to_bfloat, c);
+    }
+}
+#endif
+
+void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
+              const qk_mxbfp *c)
+{
+    for (size_t o = 0; o < outer; o++, x += len * inner, y += len * inner) {
+        if (inner == 1) mxb_rows(x, y, len, c);
+        else mxb_columns(x, y, len, inner, c);
+    }
 }
 
 /* OCP MX scales: the e8m0 code of each block, its largest exponent field (NaN / inf not
@@ -548,3 +324,4 @@ void MXB_SCALES(const float *x, uint8_t *s, size_t len, size_t inner, size_t blo
         }
     }
 }
+#endif

@@ -315,6 +315,7 @@ QK_DFN_O(QK_D_PE3M2)
 
 const qk_table qk_scalar_table = {
     "scalar",
+    NULL,
     { QK_QX(QK_X_F32), QK_QX(QK_X_F16), QK_QX(QK_X_BF16), QK_QX(QK_X_I32) },
     { QK_DROW(QK_D_B8), QK_DROW(QK_D_B16), QK_DROW(QK_D_P4), QK_DROW(QK_D_P2),
       QK_DROW(QK_D_B32), QK_DROW(QK_D_E4M3FN), QK_DROW(QK_D_E4M3FNUZ), QK_DROW(QK_D_E5M2),

@@ -1,5 +1,5 @@
-/* The MX / BFP operator (mxbfp.c): the active instruction set's kernel
- * (kernels/mxbfp.h) over a whole tensor, on the thread pool for large inputs. */
+/* The MX / BFP operators (mxbfp.c; public entry points in qsimd.h): the active instruction
+ * set's kernel (kernels/mxbfp.h) over a whole tensor, on the thread pool for large inputs. */
 #ifndef QSIMD_OPS_MXBFP_H
 #define QSIMD_OPS_MXBFP_H
 
@@ -11,7 +11,7 @@ extern "C" {
 
 /* x: outer * len * inner float32; s: outer * ceil(len / block) * inner codes. */
 void qs_mxscales_run(const float *x, uint8_t *s, size_t outer, size_t len, size_t inner,
-                     size_t block, int shift);
+                     size_t block, int shift, int threads);
 
 /* x and y: outer * len * inner float32 (y may be x). Chooses the active ISA's kernel and up
  * to `threads` threads (0: the default) over the outer index and whole blocks. */

@@ -48,12 +48,20 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
     const void *d = t->data;
     size_t i;
     if (zf) for (i = 0; i < m; i++) zf[i] = 0.0f;
+    /* (steps of 8, which -O2 vectorises: a zero point per block of 32 elements) */
+#define QS_WIDEN(T) do { \
+        const T *s_ = (const T *)d + e0; \
+        for (i = 0; i + 8 <= m; i += 8) \
+            for (int k = 0; k < 8; k++) z[i + k] = s_[i + k]; \
+        for (; i < m; i++) z[i] = s_[i]; \
+    } while (0)
     switch (t->dtype) {
-    case QSIMD_UINT8: for (i = 0; i < m; i++) z[i] = ((const uint8_t *)d)[e0 + i]; break;
-    case QSIMD_INT8: for (i = 0; i < m; i++) z[i] = ((const int8_t *)d)[e0 + i]; break;
-    case QSIMD_UINT16: for (i = 0; i < m; i++) z[i] = ((const uint16_t *)d)[e0 + i]; break;
-    case QSIMD_INT16: for (i = 0; i < m; i++) z[i] = ((const int16_t *)d)[e0 + i]; break;
-    case QSIMD_INT32: for (i = 0; i < m; i++) z[i] = ((const int32_t *)d)[e0 + i]; break;
+    case QSIMD_UINT8: QS_WIDEN(uint8_t); break;
+    case QSIMD_INT8: QS_WIDEN(int8_t); break;
+    case QSIMD_UINT16: QS_WIDEN(uint16_t); break;
+    case QSIMD_INT16: QS_WIDEN(int16_t); break;
+    case QSIMD_INT32: QS_WIDEN(int32_t); break;
+#undef QS_WIDEN
     case QSIMD_UINT32:   /* the int32 copy saturates; 32-bit kernels read z64 */
         for (i = 0; i < m; i++) {
             uint32_t v = ((const uint32_t *)d)[e0 + i];
@@ -163,26 +171,43 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
          * the compiler vectorises at -O2 (a block of 32 elements would otherwise wait for a
          * scalar divide): the kernels get the array only when every entry is in range */
         const float *sc = pp->scale;
-        uint32_t lo = qk_f32_bits(QK_RECIP_MIN), span = qk_f32_bits(QK_RECIP_MAX) - lo, bad = 0;
+        /* |s|'s bits as int32 (below 2^31, so no difference overflows): out of range when
+         * one of v - lo, hi - v is negative */
+        int32_t lo = (int32_t)qk_f32_bits(QK_RECIP_MIN), hi = (int32_t)qk_f32_bits(QK_RECIP_MAX);
+        int32_t bad = 0;
         size_t i = 0;
         for (; i + 8 <= m; i += 8) {
             float r[8];
-            uint32_t u[8];
+            int32_t u[8];
             for (int k = 0; k < 8; k++) r[k] = 1.0f / sc[i + k];
             memcpy(u, sc + i, sizeof u);
-            for (int k = 0; k < 8; k++) bad |= (uint32_t)((u[k] & 0x7fffffffu) - lo) > span;
+            for (int k = 0; k < 8; k++) {
+                int32_t v = u[k] & 0x7fffffff;
+                bad |= (v - lo) | (hi - v);
+            }
             memcpy(rb + i, r, sizeof r);
         }
         for (; i < m; i++) {
+            int32_t v = (int32_t)(qk_f32_bits(sc[i]) & 0x7fffffffu);
             rb[i] = 1.0f / sc[i];
-            bad |= (uint32_t)((qk_f32_bits(sc[i]) & 0x7fffffffu) - lo) > span;
+            bad |= (v - lo) | (hi - v);
         }
-        int all = !bad;   /* NaN and inf lie above QK_RECIP_MAX, 0 and denormals below */
+        int all = bad >= 0;   /* NaN and inf lie above QK_RECIP_MAX, 0 and denormals below */
         /* kernels read a non-NULL rscale as "every entry may use the reciprocal form" */
         pp->rscale = all ? rb : NULL;
     }
-    pp->negs = 0;
-    for (size_t i = 0; i < m; i++) pp->negs |= pp->scale[i] < 0.0f;
+    /* some scale's sign bit set (-0 and negative NaNs too: they only cost the scalar
+     * kernel, which handles every scale) */
+    {
+        uint32_t sg = 0, u[8];
+        size_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+            memcpy(u, pp->scale + i, sizeof u);
+            for (int k = 0; k < 8; k++) sg |= u[k];
+        }
+        for (; i < m; i++) sg |= qk_f32_bits(pp->scale[i]);
+        pp->negs = (int)(sg >> 31);
+    }
     pp->zp = NULL;
     pp->zp64 = NULL;
     pp->zpf = NULL;

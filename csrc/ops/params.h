@@ -31,7 +31,7 @@ typedef struct qs_params {
     const float *zpf;
     const float *rscale;      /* qk_recip of each float32 scale (QS_NEED_RSCALE) */
     size_t first, count;      /* entries held: [first, first + count); count 0: none */
-    int negs;                 /* some scale held is negative */
+    int negs;                 /* some scale held has its sign bit set */
     void *heap;
     float scale_buf[QS_CHUNK_ENTRIES];
     double scale64_buf[QS_CHUNK_ENTRIES];

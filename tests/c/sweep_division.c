@@ -206,6 +206,7 @@ static void *work(void *arg)
                     p.rscale = r == 0.0f ? NULL : pe ? rv : &r;
                     p.zp = pe ? zv : &zp;
                     p.blk = pe ? 1 : n;
+                    p.negs = j->s < 0.0f;   /* as params.c sets it */
                     j->t[ti]->quant[QK_X_F32][QK_Q_F32][QK_Y_B8](x, got, n, &p);
                     j->checked[ti] += n;
                     if (!memcmp(got, want, n)) continue;

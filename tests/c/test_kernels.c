@@ -622,11 +622,12 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
             k++;
         }
     }
-    /* large runs: all blk modes, every type */
-    static const size_t big[] = {4099, 65537};
-    for (size_t bi = 0; bi < 2; bi++) {
+    /* large runs: all blk modes, every type; then one entry over a run whose last chunk
+     * starts well before the streamed part ends (mt % QD_U of 31) */
+    static const size_t big[] = {4099, 65537, 65567};
+    for (size_t bi = 0; bi < 3; bi++) {
         for (size_t b = 0; b < N_BLK; b++) {
-            if (quick && b % 3) continue;
+            if ((quick && b % 3) || (bi == 2 && b)) continue;
             qcase c;
             memset(&c, 0, sizeof c);
             c.xk = xk; c.qk = qk; c.yk = yk; c.n = big[bi];
@@ -856,11 +857,12 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             k++;
         }
     }
-    static const size_t big[] = {4099, 65537, 4099};
-    for (size_t bi = 0; bi < 3; bi++) {
+    /* the last two: one entry, y past a cache line, 3 and 31 elements over whole chunks */
+    static const size_t big[] = {4099, 65537, 4099, 4127};
+    for (size_t bi = 0; bi < 4; bi++) {
         for (size_t b = 0; b < N_BLK; b++) {
             if (quick && b % 3) continue;
-            if (bi == 2 && b) continue;
+            if (bi >= 2 && b) continue;
             dcase c;
             memset(&c, 0, sizeof c);
             c.dk = dk; c.ok = ok; c.n = big[bi];
@@ -873,7 +875,7 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             c.y_at_end = (int)((k >> 1) & 1);
             c.xoff = shift((size_t)(k % 4), xs);
             c.yoff = shift((size_t)(k % 3), os);
-            if (bi == 2) {   /* y whole elements past a cache line: the aligning head */
+            if (bi >= 2) {   /* y whole elements past a cache line: the aligning head */
                 c.y_at_end = 0;
                 for (size_t e = 0; e < 64 / os; e += 3) {
                     c.yoff = e * os;

@@ -1,7 +1,8 @@
 /* libFuzzer harness for the qsimd C API.
  *
  * The input is decoded into one call of an operator (QuantizeLinear, DequantizeLinear,
- * DynamicQuantizeLinear) or of a configuration function. Half of the decodings build a
+ * DynamicQuantizeLinear, MX / BFP fake quantization, OCP MX quantize_mx) or of a
+ * configuration function. Half of the decodings build a
  * consistent call (per-tensor / per-axis / blocked shapes, supported types) and then maybe
  * break one field; the rest take every field straight from the input: NULL tensors and
  * shapes, negative and huge dimensions, ranks outside 0..32, every dtype code and others.
@@ -9,8 +10,9 @@
  * Every buffer (data and shape arrays) is a separate heap block of exactly the size its
  * tensor declares, so ASan reports any read or write past what the caller promised. Checked:
  *   - the status is OK or a documented error code, with err.code equal to it and a message;
- *   - a failed call left y untouched;
- *   - a successful call gives the same bytes (y, scale, zero point) on every instruction set.
+ *   - a failed call left y (and quantize_mx's scales) untouched;
+ *   - a successful call gives the same bytes (y, scale, zero point, scales) on every
+ *     instruction set (in-place MX / BFP calls start from the same x each time).
  * Build (see .ci/fuzz.sh):
  *   clang -fsanitize=fuzzer,address,undefined -Icsrc/include fuzz_c_api.c libqsimd.a -lm
  */
@@ -63,6 +65,7 @@ static unsigned bits_of(int32_t t)
     switch (t) {
     case 25: case 26: return 2;
     case 21: case 22: case 23: return 4;
+    case 27: case 28: return 6;
     case 2: case 3: case 17: case 18: case 19: case 20: case 24: return 8;
     case 4: case 5: case 10: case 16: return 16;
     case 1: case 6: case 12: return 32;
@@ -231,17 +234,31 @@ static void check_error(int rc, const qsimd_error *err)
     if (memchr(err->message, '\0', sizeof err->message) == NULL) fail("unterminated message");
 }
 
+enum { OP_Q, OP_DQ, OP_DYN, OP_MX, OP_BFP, OP_QMX, N_OPS };
+
+/* An in-place MX / BFP call passes x's descriptor as y. */
 static int call_op(int op, const tens *x, const tens *s, const tens *z, const tens *y,
-                   const void *opt, float *ys, uint8_t *yz, qsimd_error *err)
+                   const void *opt, float *ys, uint8_t *yz, int in_place, qsimd_error *err)
 {
     const qsimd_tensor *px = x->present ? &x->t : NULL, *ps = s->present ? &s->t : NULL;
     const qsimd_tensor *pz = z->present ? &z->t : NULL, *py = y->present ? &y->t : NULL;
-    if (op == 0)
+    switch (op) {
+    case OP_Q:
         return qsimd_quantize_linear(px, ps, pz, (const qsimd_quantize_options *)opt, py, err);
-    if (op == 1)
+    case OP_DQ:
         return qsimd_dequantize_linear(px, ps, pz, (const qsimd_dequantize_options *)opt, py,
                                        err);
-    return qsimd_dynamic_quantize_linear(px, py, ys, yz, err);
+    case OP_MX:
+        return qsimd_mx_quantize_dequantize(px, in_place ? px : py,
+                                            (const qsimd_mx_options *)opt, err);
+    case OP_BFP:
+        return qsimd_bfp_quantize_dequantize(px, in_place ? px : py,
+                                             (const qsimd_bfp_options *)opt, err);
+    case OP_QMX:   /* elements in y, scales in s */
+        return qsimd_quantize_mx(px, py, ps, (const qsimd_mx_options *)opt, err);
+    default:
+        return qsimd_dynamic_quantize_linear(px, py, ys, yz, err);
+    }
 }
 
 /* What a failing call was, on stderr, so that a crash report can be read without a debugger. */
@@ -271,59 +288,89 @@ static void describe(int op, const tens *x, const tens *s, const tens *z, const 
         const qsimd_dequantize_options *q = (const qsimd_dequantize_options *)opt;
         fprintf(stderr, "  axis %lld block %lld threads %d\n", (long long)q->axis,
                 (long long)q->block_size, (int)q->num_threads);
+    } else if (opt && (op == OP_MX || op == OP_QMX)) {
+        const qsimd_mx_options *q = (const qsimd_mx_options *)opt;
+        fprintf(stderr, "  element_dtype %s axis %lld block %lld rounding %lld threads %d\n",
+                q->element_dtype ? q->element_dtype : "(NULL)", (long long)q->axis,
+                (long long)q->block_size, (long long)q->rounding_mode, (int)q->num_threads);
+    } else if (opt && op == OP_BFP) {
+        const qsimd_bfp_options *q = (const qsimd_bfp_options *)opt;
+        fprintf(stderr, "  method %s axis %lld bits %lld block %lld rounding %lld sub %lld "
+                "shift %lld bfloat %d threads %d\n", q->bfp_method ? q->bfp_method : "(NULL)",
+                (long long)q->axis, (long long)q->bit_width, (long long)q->block_size,
+                (long long)q->rounding_mode, (long long)q->sub_block_size,
+                (long long)q->sub_block_shift_bits, (int)q->convert_to_bfloat_before_bfp,
+                (int)q->num_threads);
     }
 }
 
-static void run_op(int op, tens *x, tens *s, tens *z, tens *y, const void *opt, int null_outs)
+/* A copy of an output's bytes (NULL when it has none). */
+static uint8_t *save(const tens *t)
+{
+    if (!t->bytes) return NULL;
+    uint8_t *c = (uint8_t *)malloc(t->bytes);
+    if (!c) fail("malloc");
+    memcpy(c, t->data, t->bytes);
+    return c;
+}
+
+static void same_bytes(const tens *t, const uint8_t *want, const char *what, int op,
+                       const tens *x, const tens *s, const tens *z, const tens *y,
+                       const void *opt, const char *isa_a, const char *isa_b)
+{
+    if (!t->bytes || memcmp(want, t->data, t->bytes) == 0) return;
+    size_t k = 0;
+    while (want[k] == t->data[k]) k++;
+    describe(op, x, s, z, y, opt);
+    fprintf(stderr, "  %s byte %zu: %s gives %02x, %s gives %02x\n", what, k, isa_a, want[k],
+            isa_b, t->data[k]);
+    fail("ISAs disagree");
+}
+
+/* y is the output (in place: x itself); quantize_mx writes s (its scales) too. */
+static void run_op(int op, tens *x, tens *s, tens *z, tens *y, const void *opt, int null_outs,
+                   int in_place)
 {
     qsimd_error err;
     float ys = -1.0f;
     uint8_t yz = 77;
-    uint8_t *before = NULL;
-    if (y->bytes) {
-        before = (uint8_t *)malloc(y->bytes);
-        if (!before) fail("malloc");
-        memcpy(before, y->data, y->bytes);
-    }
+    tens *out = in_place ? x : y, *out2 = op == OP_QMX ? s : NULL;
+    uint8_t *before = save(out), *before2 = out2 ? save(out2) : NULL;
     memset(&err, 0, sizeof err);
-    int rc = call_op(op, x, s, z, y, opt, null_outs ? NULL : &ys, null_outs ? NULL : &yz, &err);
+    int rc = call_op(op, x, s, z, y, opt, null_outs ? NULL : &ys, null_outs ? NULL : &yz,
+                     in_place, &err);
     if (rc != QSIMD_OK) {
         check_error(rc, &err);
-        if (y->bytes && memcmp(before, y->data, y->bytes) != 0) fail("y written on error");
+        if (before && memcmp(before, out->data, out->bytes) != 0) fail("y written on error");
+        if (before2 && memcmp(before2, out2->data, out2->bytes) != 0)
+            fail("scales written on error");
         free(before);
+        free(before2);
         return;
     }
     /* the same call on every instruction set gives the same bytes */
     const char *const *names = qsimd_isa_names();
     const char *current = qsimd_get_isa();
-    uint8_t *first = NULL;
-    if (y->bytes) {
-        first = (uint8_t *)malloc(y->bytes);
-        if (!first) fail("malloc");
-        memcpy(first, y->data, y->bytes);
-    }
+    uint8_t *first = save(out), *first2 = out2 ? save(out2) : NULL;
     for (int i = 0; names[i]; i++) {
         if (!qsimd_isa_available(names[i]) || strcmp(names[i], current) == 0) continue;
         if (qsimd_set_isa(names[i], NULL) != QSIMD_OK) fail("set_isa of an available ISA");
-        if (y->bytes) memcpy(y->data, before, y->bytes);
+        if (before) memcpy(out->data, before, out->bytes);   /* in place: x again */
+        if (before2) memcpy(out2->data, before2, out2->bytes);
         float ys2 = -2.0f;
         uint8_t yz2 = 78;
-        int rc2 = call_op(op, x, s, z, y, opt, &ys2, &yz2, &err);
+        int rc2 = call_op(op, x, s, z, y, opt, &ys2, &yz2, in_place, &err);
         if (rc2 != QSIMD_OK) fail("an ISA refused a call another accepted");
-        if (y->bytes && memcmp(first, y->data, y->bytes) != 0) {
-            size_t k = 0;
-            while (first[k] == y->data[k]) k++;
-            describe(op, x, s, z, y, opt);
-            fprintf(stderr, "  y byte %zu: %s gives %02x, %s gives %02x\n", k, current,
-                    first[k], names[i], y->data[k]);
-            fail("ISAs disagree on y");
-        }
-        if (op == 2 && (memcmp(&ys, &ys2, sizeof ys) != 0 || yz != yz2))
+        same_bytes(out, first, "y", op, x, s, z, y, opt, current, names[i]);
+        if (out2) same_bytes(out2, first2, "scales", op, x, s, z, y, opt, current, names[i]);
+        if (op == OP_DYN && (memcmp(&ys, &ys2, sizeof ys) != 0 || yz != yz2))
             fail("ISAs disagree on the dynamic scale / zero point");
     }
     if (qsimd_set_isa(current, NULL) != QSIMD_OK) fail("restoring the ISA");
     free(first);
+    free(first2);
     free(before);
+    free(before2);
 }
 
 static void config_calls(reader *r)
@@ -363,6 +410,114 @@ static void config_calls(reader *r)
     if (strcmp(qsimd_version(), QSIMD_VERSION_STRING) != 0) fail("version");
 }
 
+/* -------------------------------------------------------------------- MX / BFP */
+static const char *const MX_NAMES[] = {"int8", "fp8_e4m3", "fp8_e5m2", "fp6_e3m2", "fp6_e2m3",
+                                       "fp4_e2m1", NULL, "fp8", "", "INT8", "int8 ",
+                                       "\xff\xfe"};
+static const char *const BFP_NAMES[] = {"to_bfp", "to_bfp_prime", "to_bfp_prime_shared", NULL,
+                                        "to_bfp_bad", "", "TO_BFP"};
+static const int32_t MX_ELEMENTS[] = {QSIMD_FLOAT8E4M3FN, QSIMD_FLOAT8E5M2, QSIMD_FLOAT6E3M2,
+                                      QSIMD_FLOAT6E2M3, QSIMD_FLOAT4E2M1, QSIMD_INT8};
+#define N_MX_NAMES (sizeof MX_NAMES / sizeof MX_NAMES[0])
+#define N_BFP_NAMES (sizeof BFP_NAMES / sizeof BFP_NAMES[0])
+
+static int64_t raw_attr(reader *r)
+{
+    static const int64_t special[] = {0, -1, 1, 2, 3, 31, 32, 33, INT64_MIN, INT64_MAX,
+                                      (int64_t)1 << 62, ((int64_t)1 << 62) + 1, -((int64_t)1 << 62)};
+    unsigned b = u8(r);
+    if (b < 128) return (int64_t)(b % 40) - 4;
+    return special[b % (sizeof special / sizeof special[0])];
+}
+
+/* One MX / BFP / quantize_mx call: structured (a consistent call, maybe with one thing
+ * broken) or raw (every field from the input). x in x, the output in y (quantize_mx: the
+ * elements; its scales in s). */
+static void mx_input(reader *r, int op, int structured, tens *x, tens *s, tens *y)
+{
+    qsimd_mx_options mo;
+    qsimd_bfp_options bo;
+    tens z;
+    memset(&z, 0, sizeof z);
+    qsimd_mx_options_init(&mo);
+    qsimd_bfp_options_init(&bo);
+    int null_opt = 0, in_place = 0;
+    if (structured) {
+        consistent_x(r, x, QSIMD_FLOAT);
+        int nd = x->t.ndim, a = nd ? (int)(u8(r) % (unsigned)nd) : 0;
+        int64_t axis = nd && (u8(r) & 1) ? a - nd : a, d = nd ? x->shape[a] : 1;
+        int64_t block = 1 + (int64_t)(u8(r) % (unsigned)(d + 33 > 255 ? 255 : d + 33));
+        mo.element_dtype = MX_NAMES[u8(r) % 6];
+        mo.axis = bo.axis = axis;
+        mo.block_size = bo.block_size = block;
+        mo.rounding_mode = bo.rounding_mode = (int64_t)(u8(r) % 3);
+        static const int32_t threads[] = {0, 0, 0, 1, 2, 3, 8, 64};
+        mo.num_threads = bo.num_threads = PICK(r, threads);
+        bo.bfp_method = BFP_NAMES[u8(r) % 3];
+        bo.bit_width = 10 + (int64_t)(u8(r) % 23);
+        bo.sub_block_size = 1;   /* a divisor of the block */
+        for (int64_t k = 1 + (int64_t)(u8(r) % 8); k > 1; k--)
+            if (block % k == 0) { bo.sub_block_size = k; break; }
+        bo.sub_block_shift_bits = (int64_t)(u8(r) % 9);
+        bo.convert_to_bfloat_before_bfp = (int32_t)(u8(r) % 3) - 1;
+        in_place = op != OP_QMX && (u8(r) & 3) == 0;
+        y->present = 1;
+        y->t.dtype = op == OP_QMX ? PICK(r, MX_ELEMENTS) : QSIMD_FLOAT;
+        y->t.ndim = x->t.ndim;
+        y->shape = stage_shape();
+        memcpy(y->shape, x->shape, 64 * sizeof(int64_t));
+        y->t.packed = op == OP_QMX ? (int32_t)(u8(r) & 1) : 0;
+        s->present = op == OP_QMX;
+        s->t.dtype = QSIMD_FLOAT8E8M0;
+        s->t.ndim = x->t.ndim;
+        s->shape = stage_shape();
+        memcpy(s->shape, x->shape, 64 * sizeof(int64_t));
+        if (nd) s->shape[a] = (d + block - 1) / block;
+        /* maybe break one thing */
+        unsigned m = u8(r);
+        tens *victim = m % 3 == 0 ? x : m % 3 == 1 ? y : s;
+        switch (m < 128 ? 99 : m % 12) {
+        case 0: victim->t.dtype = ALL_TYPES[u8(r) % N_ALL]; break;
+        case 1: victim->t.ndim = (int32_t)(u8(r) % 40) - 3; break;
+        case 2: if (victim->t.ndim > 0) victim->shape[u8(r) % (unsigned)victim->t.ndim] = raw_dim(r); break;
+        case 3: mo.axis = bo.axis = raw_attr(r); break;
+        case 4: mo.block_size = bo.block_size = raw_attr(r); break;
+        case 5: mo.rounding_mode = bo.rounding_mode = raw_attr(r); break;
+        case 6: mo.element_dtype = MX_NAMES[u8(r) % N_MX_NAMES];
+                bo.bfp_method = BFP_NAMES[u8(r) % N_BFP_NAMES]; break;
+        case 7: bo.bit_width = raw_attr(r); bo.sub_block_size = raw_attr(r);
+                bo.sub_block_shift_bits = raw_attr(r); break;
+        case 8: mo.num_threads = bo.num_threads = (int32_t)u32(r); break;
+        case 9: victim->present = 0; break;
+        case 10: null_opt = 1; break;
+        default: victim->t.packed = (int32_t)u32(r); break;
+        }
+        unsigned nulls = u8(r);
+        int null_shape = nulls >= 250, null_data = nulls >= 240 && nulls < 250;
+        materialise(x, null_shape && victim == x, null_data && victim == x);
+        materialise(y, null_shape && victim == y, null_data && victim == y);
+        materialise(s, null_shape && victim == s, null_data && victim == s);
+    } else {
+        raw_tensor(r, x);
+        raw_tensor(r, y);
+        raw_tensor(r, s);
+        mo.element_dtype = MX_NAMES[u8(r) % N_MX_NAMES];
+        bo.bfp_method = BFP_NAMES[u8(r) % N_BFP_NAMES];
+        mo.axis = bo.axis = raw_attr(r);
+        mo.block_size = bo.block_size = raw_attr(r);
+        mo.rounding_mode = bo.rounding_mode = raw_attr(r);
+        bo.bit_width = raw_attr(r);
+        bo.sub_block_size = raw_attr(r);
+        bo.sub_block_shift_bits = raw_attr(r);
+        bo.convert_to_bfloat_before_bfp = (int32_t)u32(r);
+        mo.num_threads = bo.num_threads = (int32_t)(u8(r) % 70) - 2;
+        null_opt = u8(r) < 40;
+        in_place = op != OP_QMX && u8(r) < 40;
+    }
+    const void *opt = null_opt ? NULL : op == OP_BFP ? (const void *)&bo : (const void *)&mo;
+    run_op(op, x, s, &z, y, opt, 0, in_place);
+}
+
 /* -------------------------------------------------------------------- entry point */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -375,10 +530,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qsimd_set_num_threads(1);
         return 0;
     }
-    int op = (int)(head % 3), structured = (head / 3) % 2 == 0;
     tens x, s, z, y;
     memset(&x, 0, sizeof x); memset(&s, 0, sizeof s);
     memset(&z, 0, sizeof z); memset(&y, 0, sizeof y);
+    if (head >= 200) {   /* MX / BFP / quantize_mx */
+        mx_input(&r, OP_MX + (int)(head - 200) % 3, ((head - 200) / 3) % 2 == 0, &x, &s, &y);
+        release(&x); release(&s); release(&y);
+        return 0;
+    }
+    int op = (int)(head % 3), structured = (head / 3) % 2 == 0;
     qsimd_quantize_options qo;
     qsimd_dequantize_options dq;
     qsimd_quantize_options_init(&qo);
@@ -453,7 +613,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         null_outs = u8(&r) < 20;
     }
     const void *opt = null_opt ? NULL : op == 0 ? (const void *)&qo : (const void *)&dq;
-    run_op(op, &x, &s, &z, &y, opt, null_outs);
+    run_op(op, &x, &s, &z, &y, opt, null_outs, 0);
     release(&x); release(&s); release(&z); release(&y);
     return 0;
 }

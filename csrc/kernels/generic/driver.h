@@ -341,12 +341,52 @@ QD_INLINE qd_pv qd_const_pv(const qd_src *c)
     return pv;
 }
 
+/* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
+ * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
+ * broadcast vectors. */
+typedef struct qd_segw {
+    size_t e, segend, rowend;
+} qd_segw;
+
+QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned need)
+{
+    size_t end = w->segend, e;
+    if (end == w->rowend) {
+        w->e = w->rowend / c->row * c->erow;
+        w->rowend += c->row;
+    } else {
+        w->e++;
+    }
+    w->segend = end + c->blk < w->rowend ? end + c->blk : w->rowend;
+    e = w->e - c->ebase;
+    vf s = qv_set1(c->s[e]);
+    vf r = need & QD_R ? qv_set1(c->r[e]) : qv_set1(1.0f);
+    vf f = need & QD_F && c->f ? qv_set1(c->f[e]) : qv_set1(0.0f);
+    vi z = need & QD_Z && c->z ? qv_set1_i(c->z[e]) : qv_set1_i(0);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv->s[v] = s; pv->r[v] = r; pv->f[v] = f; pv->z[v] = z;
+    }
+}
+
+/* Back into c after a stretch that ended inside its segment (the stretch loop's caller moves
+ * c on when it ended on the segment's end). */
+QD_INLINE void qd_segw_put(qd_src *c, const qd_segw *w)
+{
+    if (w->segend == c->segend) return;   /* (segend only grows; e may wrap) */
+    c->e = w->e;
+    c->segend = w->segend;
+    c->rowend = w->rowend;
+    qd_seg_load(c);
+}
+
 /* How many elements from chunk position i on (absolute c->j) share the current entry, in
- * whole chunks up to lim; 0 when the next chunk needs qd_src_next. */
+ * whole chunks up to lim (with segments on chunk boundaries, the stretch loop moves to the
+ * next entry itself: all of them); 0 when the next chunk needs qd_src_next. */
 QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 {
     size_t k;
-    if (c->mode == QD_UNI) return (lim - i) / QD_U * QD_U;
+    if (c->mode == QD_UNI || (c->mode == QD_SEG && c->sega)) return (lim - i) / QD_U * QD_U;
     if (c->mode != QD_SEG || c->segend - c->j < QD_U) return 0;
     k = (c->segend - c->j) / QD_U * QD_U;
     return k < lim - i ? k : (lim - i) / QD_U * QD_U;
@@ -364,7 +404,7 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
                           unsigned need, const qd_qk *k, int stream)
 {
     size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, pre, fin = 0;
+    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
     union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (uni && stream && ovl && mt >= QD_NT_MIN) {
         while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
@@ -372,21 +412,31 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         else t0 = 0;
     }
     for (pre = t0 > 0;;) {
-        size_t lim = fin ? mt : m, i0 = i, end;
+        size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
-            qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
-            if (QV_PAIR && qd_is_int(yk) && !pre)
-                for (; end - i >= 2 * QD_U; i += 2 * QD_U)
-                    qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv, k);
-            for (; end - i >= QD_U; i += QD_U) {
-                const char *xv[4] = QD_XV(x + i * xs, xs);
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, d + qd_ybytes(yk, i - i0),
-                          &pv, k);
+            /* with segments on chunk boundaries, one inner loop per segment, its entry in
+             * registers */
+            size_t jb = c->j - i0;   /* absolute position of element 0 */
+            qd_segw w = {c->e, c->segend, c->rowend};
+            qd_pv pv = qd_const_pv(c);
+            for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
+                stop = sega && w.segend - jb < end ? w.segend - jb : end;
+                if (QV_PAIR && qd_is_int(yk) && !pre)
+                    for (; stop - i >= 2 * QD_U; i += 2 * QD_U)
+                        qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv,
+                                 k);
+                for (; stop - i >= QD_U; i += QD_U) {
+                    const char *xv[4] = QD_XV(x + i * xs, xs);
+                    qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
+                              d + qd_ybytes(yk, i - i0), &pv, k);
+                }
+                if (i == end || !sega) break;
             }
+            if (sega) qd_segw_put(c, &w);
             if (tobuf)
                 for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
                     qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
@@ -440,26 +490,74 @@ QD_INLINE size_t qd_tile_group(const size_t lay[4], size_t ebase, size_t tt, siz
     return n < left ? n : left;
 }
 
-/* x, y: the first row's input and output byte; t: its K-row index in the tensor. */
-QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                        const char *x, unsigned char *y, size_t t, size_t rows,
-                        const qk_qparams *p, unsigned need, const qd_qk *k)
+/* The rows a tile may take: rows of K elements whose entries vary along the row (kdim), or
+ * rows with one entry each (per-axis over an inner size K, or blocks covering a whole last
+ * axis of K): 0 when the run has no such rows. *step: the entry of the next row (rowent:
+ * + step, wrapping at *wrap; 0: by qd_tile_group). */
+QD_INLINE size_t qd_tile_k(size_t blk, size_t row, size_t erow, size_t kdim, size_t *step,
+                           size_t *wrap)
 {
-    size_t K = p->kdim, xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
-    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    *step = *wrap = 0;
+    if (kdim > 1) return kdim;
+    /* (segments of whole chunks stay in the stretch loop: no faster as tiles) */
+    if (row && !erow && row % blk == 0 && row > blk && blk % QD_U) {
+        *step = 1;
+        *wrap = row / blk;
+        return blk;
+    }
+    if (row && erow && blk >= row) { *step = erow; *wrap = (size_t)-1; return row; }
+    return 0;
+}
+
+/* The entries of a tile's 4 rows (rows ro[v] from K-row t on) for one-entry rows. */
+QD_INLINE void qd_tile_rowent(size_t t, const size_t ro[4], size_t step, size_t wrap,
+                              size_t ebase, size_t e[4])
+{
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        e[v] = (wrap == (size_t)-1 ? (t + ro[v]) * step : (t + ro[v]) % wrap) - ebase;
+}
+
+QD_INLINE qd_pv qd_row_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          const size_t e[4], unsigned need)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = qv_set1(sp[e[v]]);
+        pv.r[v] = need & QD_R ? qv_set1(rp[e[v]]) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F && fp ? qv_set1(fp[e[v]]) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z && zp ? qv_set1_i(zp[e[v]]) : qv_set1_i(0);
+    }
+    return pv;
+}
+
+/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
+QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                        const char *x, unsigned char *y, size_t K, size_t step, size_t wrap,
+                        size_t t, size_t rows, const qk_qparams *p, unsigned need,
+                        const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
+    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     /* (in locals: the stores to y could alias *p, whose fields would be read again) */
     const float *sp = p->scale, *rp = p->rscale, *fp = p->zpf;
     const int32_t *zp = p->zp;
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t r = 0; r < rows; r += n) {
-        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
-            size_t ro[4];
+            size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            qd_pv rpv;
+            if (step) {
+                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
+                rpv = qd_row_pv(sp, rp, fp, zp, er, need);
+            }
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-                qd_pv pv = qd_col_pv(sp, rp, fp, zp, e + kk, need);
+                qd_pv pv = step ? rpv : qd_col_pv(sp, rp, fp, zp, e + kk, need);
                 const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
                                      x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
                 qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
@@ -500,7 +598,6 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     const char *x = (const char *)xv;
     unsigned char *y = (unsigned char *)yv;
     unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
-    size_t K = p->kdim;
     unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
                     (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
     int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
@@ -508,13 +605,14 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, i
     qd_qk k;
     k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
     k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
-    size_t lo[2] = {0, n}, hi[2] = {n, n};   /* what is left around the tiles' rows */
+    size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
+    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
     if (full && K >= QV_W && ovl) {   /* the first row that starts in the run, and its rows */
         size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
         if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
             qd_qtile(xk, qk, yk, sat, has_zf, rec, negs, x + r0 * qd_xsize(xk),
-                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)),
-                     (p->pos + r0) / K, rows, p, need, &k);
+                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)), K,
+                     step, wrap, (p->pos + r0) / K, rows, p, need, &k);
             hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
@@ -661,7 +759,7 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
                           int stream)
 {
     size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, pre, fin = 0;
+    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
     union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (uni && ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
         t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
@@ -670,23 +768,31 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
         nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
     for (pre = t0 > 0;;) {
-        size_t lim = fin ? mt : m, i0 = i, end;
+        size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {
-            qd_pv pv = qd_const_pv(c);
             unsigned char *d = tobuf ? buf.b : y + i * os;
-            for (; end - i >= QD_U; i += QD_U) {
+            size_t jb = c->j - i0;   /* as in qd_qbody */
+            qd_segw w = {c->e, c->segend, c->rowend};
+            qd_pv pv = qd_const_pv(c);
+            for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
+                stop = sega && w.segend - jb < end ? w.segend - jb : end;
+                for (; stop - i >= QD_U; i += QD_U) {
 #if defined(QV_CODES4)
-                if (!qd_float_in(dk)) {
-                    qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), d + (i - i0) * os, &pv);
-                    continue;
-                }
+                    if (!qd_float_in(dk)) {
+                        qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), d + (i - i0) * os,
+                                  &pv);
+                        continue;
+                    }
 #endif
-                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-                unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
-                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+                    const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                    unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
+                    qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+                }
+                if (i == end || !sega) break;
             }
+            if (sega) qd_segw_put(c, &w);
             if (tobuf)
                 for (size_t b = 0; b < QD_NT * os; b += 64)
                     qv_stream64(y + i0 * os + b, buf.b + b);
@@ -718,25 +824,30 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     }
 }
 
-/* Whole rows of a kdim layout, as qd_qtile. */
+/* Whole rows, as qd_qtile. */
 QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                        unsigned char *y, size_t t, size_t rows, const qk_dparams *p,
-                        unsigned need)
+                        unsigned char *y, size_t K, size_t step, size_t wrap, size_t t,
+                        size_t rows, const qk_dparams *p, unsigned need)
 {
-    size_t K = p->kdim, xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
-    size_t lay[4] = {p->blk, p->row, p->erow, K}, e, n;
+    size_t xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
+    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     const float *sp = p->scale, *fp = p->zpf;   /* (locals, as in qd_qtile) */
     const int32_t *zp = p->zp;
     for (size_t r = 0; r < rows; r += n) {
-        n = qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
-            size_t ro[4];
+            size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
+            qd_pv rpv;
+            if (step) {
+                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
+                rpv = qd_row_pv(sp, NULL, fp, zp, er, need);
+            }
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
                 size_t yo = kk * qd_osize(ok);
-                qd_pv pv = qd_col_pv(sp, NULL, fp, zp, e + kk, need);
+                qd_pv pv = step ? rpv : qd_col_pv(sp, NULL, fp, zp, e + kk, need);
                 const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
                                               x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
                 unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
@@ -775,7 +886,8 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
     const unsigned char *x = (const unsigned char *)xv;
     unsigned char *y = (unsigned char *)yv;
     unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
-    size_t K = p->kdim, lo[2] = {0, n}, hi[2] = {n, n};
+    size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;
+    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
     unsigned need = QD_S | (qd_float_in(dk) ? QD_F : QD_Z);
     vi h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
     int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y,
@@ -785,7 +897,7 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
         if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
             qd_dtile(dk, ok, bits, sgn, h,
                      x + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_xbytes(dk, r0)),
-                     y + r0 * qd_osize(ok), (p->pos + r0) / K, rows, p, need);
+                     y + r0 * qd_osize(ok), K, step, wrap, (p->pos + r0) / K, rows, p, need);
             hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
@@ -828,12 +940,12 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
 #endif
     } else if (qd_float_in(dk)) {
         qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
-    } else if ((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) {
+    } else if (((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) && ok == QK_O_F32) {
         unsigned bits = dk == QK_D_B16 ? 16u : 8u;
         if (p->is_signed) qd_deq2(dk, ok, bits, 1, full, x, y, n, p);
         else qd_deq2(dk, ok, bits, 0, full, x, y, n, p);
-    } else {
-        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_P4 ? 4u : 2u;
+    } else {   /* (float16 / bfloat16 results: one loop, whose rounding costs more anyway) */
+        unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
         qd_deq2(dk, ok, bits, p->is_signed != 0 ? 2 : 0, full, x, y, n, p);
     }
 }

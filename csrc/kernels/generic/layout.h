@@ -37,6 +37,7 @@ typedef struct qd_pv {
 
 typedef struct qd_src {
     int mode;
+    int sega;                   /* SEG: every segment boundary of the body falls on a chunk */
     const float *s, *r, *f;
     const int32_t *z;
     size_t blk, row, erow, kdim, ebase;
@@ -198,6 +199,8 @@ static void qd_src_seek(qd_src *c, size_t j)
         c->e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
         c->segend = j + len;
         c->rowend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
+        c->sega = c->mode == QD_SEG && len % QD_U == 0 && c->blk % QD_U == 0 &&
+                  (c->row == 0 || c->row % c->blk % QD_U == 0);
         qd_seg_load(c);
     }
 }

@@ -1,0 +1,640 @@
+/* The MX / BFP vector kernel (kernels/mxbfp.h), written once over a small vector layer that
+ * kernels/mxbfp_avx2.c, mxbfp_avx512.c and mxbfp_neon.c each define before including this:
+ *   MV_W lanes; mvf (float32 lanes), mvi (uint32 lanes), mvm (a lane mask); loads and stores
+ *   (mv_ldpart / mv_stpart: the first k < MV_W lanes only), bit casts, integer and float lane
+ *   operations, compares giving masks, selects, truncation and round to nearest even, a broadcast horizontal max, lane swaps at distance 1, 2, ... < MV_W (MV_SWAP), and
+ *   mv_reduce: the maxima of MV_W vectors, one per lane.
+ * Every lane follows the rules of kernels/mxbfp_impl.h (the scalar kernel) exactly, with
+ * IEEE float operations that are exact or round the same value once, or integer operations
+ * on float bits, so every build gives the scalar kernel's bits.
+ *
+ * Two layouts:
+ *  - blocks along a middle axis ("vertical"): a block is n rows of `inner` contiguous floats.
+ *    The lanes run along the rows: the block's exponent is a lane-wise max over its n rows,
+ *    then the rows are quantized with per-lane parameters from L1 (from a copy of the tile
+ *    when the row stride would make the rows of x and y evict each other), a vector of
+ *    columns at a time, the last one partial: no gather, no transpose.
+ *  - blocks along the last axis ("rows"): a block is its whole vectors plus one partial
+ *    vector, its exponent a horizontal max; blocks of at most one vector go MV_W at a time,
+ *    their exponents from one reduction.
+ *
+ * The vector forms cover the blocks whose largest exponent field lies in a range where the
+ * scales are normal powers of two built from the field, with no NaN / inf in the block (all
+ * zero blocks count as in range: every form gives their scalar results): every element
+ * then follows the same few operations. The other blocks (NaN / inf, or only tiny or huge
+ * values) go to the scalar kernel. Kinds: int8 with rounding mode 0 (one fused rounding),
+ * int8 with modes 1 and 2, the float element types, to_bfp, to_bfp_prime (the last two with
+ * the rounding mode and the bfloat16 conversion decided per vector). Each out-of-line
+ * function works on its own copy of the parameters (qk_mxbfp), which stores through y cannot
+ * alias, so that their constants stay in registers. */
+#include <stddef.h>
+#include <string.h>
+
+#include "mxbfp.h"
+
+#define MV_SIGN 0x80000000u
+#define MV_ABS 0x7fffffffu
+#define MV_EXP 0x7f800000u
+#define MV_HALF_DOWN 0x3effffffu   /* 0.49999997f = 0.5 - 2^-25 */
+#define MV_F(f) ((uint32_t)(f) << 23)   /* an exponent field in place */
+
+enum { MV_I8, MV_FL, MV_BFP, MV_PRIME };
+
+/* A block's (or a lane's) parameters; what each field holds depends on the kind. */
+typedef struct {
+    mvf a, b, c, d, g;
+    mvi e, f;
+} mv_par;
+
+MV_INLINE mvi mv_u(uint32_t v) { return mv_seti(v); }
+
+/* x at bfloat16 precision, half to even, NaN kept (mxb_bfloat). */
+MV_INLINE mvf mv_bfloat(mvf x)
+{
+    mvi u = mv_f2i(x);
+    mvi r = mv_and(mv_add(u, mv_add(mv_u(0x7fffu), mv_and(mv_srli(u, 16), mv_u(1u)))),
+                   mv_u(0xffff0000u));
+    return mv_i2f(mv_sel(mv_gts(mv_and(u, mv_u(MV_ABS)), mv_u(MV_EXP)), u, r));
+}
+
+MV_INLINE mvf mv_load(const float *p, int tb)
+{
+    mvf v = mv_ldf(p);
+    return tb ? mv_bfloat(v) : v;
+}
+
+/* |x| as bits: their max over a block gives its largest exponent field (and whether all is
+ * zero) */
+MV_INLINE mvi mv_abs(mvf x) { return mv_and(mv_f2i(x), mv_u(MV_ABS)); }
+
+/* The block's exponent field from the max of |x|; an all-zero block takes field 127 (inside
+ * every range: the vector forms give zeros their scalar results at any scale). */
+MV_INLINE mvi mv_exp_of(mvi amax)
+{
+    return mv_sel(mv_eq(amax, mv_u(0u)), mv_u(MV_F(127)), mv_and(amax, mv_u(MV_EXP)));
+}
+
+/* t rounded to an integer by rounding mode R (R < 0: c->rounding, per vector), with
+ * mxb_round's sign of zero; |t| < 2^23.
+ *   0: trunc(t + copysign(0.5 - 2^-25, t)) is half away from zero there (tests/c checks it
+ *      for every float below 2^23);
+ *   2: round to nearest even, then +0 for a nonzero t that rounds to zero;
+ *   1: half up, with t's sign (mv_half_up on |t|). */
+/* A magnitude a >= 0 rounded to an integer, halves up where sgn is 0 and down elsewhere
+ * (mxb_round's mode 1; the fraction a - trunc(a) is exact). */
+MV_INLINE mvf mv_half_up(mvf a, mvi sgn)
+{
+    mvf tr = mv_trunc(a), fr = mv_subf(a, tr), half = mv_setf(0.5f);
+    mvm up = mv_mor(mv_fgt(fr, half), mv_mand(mv_feq(fr, half), mv_eq(sgn, mv_u(0u))));
+    return mv_self(up, mv_addf(tr, mv_setf(1.0f)), tr);
+}
+
+MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
+{
+    if (R < 0) R = c->rounding;
+    if (R == 0) {
+        mvi h = mv_or(mv_and(mv_f2i(t), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN));
+        return mv_trunc(mv_addf(t, mv_i2f(h)));
+    }
+    if (R == 2) {
+        mvf r = mv_rne(t), z = mv_setf(0.0f);
+        mvm clear = mv_mandnot(mv_feq(r, z), mv_feq(t, z));
+        return mv_i2f(mv_sel(clear, mv_u(0u), mv_f2i(r)));
+    }
+    mvi sgn = mv_and(mv_f2i(t), mv_u(MV_SIGN));
+    mvf mag = mv_half_up(mv_i2f(mv_and(mv_f2i(t), mv_u(MV_ABS))), sgn);
+    return mv_i2f(mv_or(mv_f2i(mag), sgn));
+}
+
+/* The ranges of a block's largest exponent field the vector forms cover. */
+MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
+{
+    switch (K) {
+    case MV_I8: return MV_F(7);                /* 64 / scale and scale / 64 normal */
+    case MV_FL: return MV_F(27 + c->emax);     /* mxb_mx_float_fast's range */
+    case MV_BFP: return MV_F(c->mbits);        /* scale and 1 / scale normal */
+    default:   /* prime: every sub-block's quantum and its reciprocal normal */
+        return c->shift_max + (uint32_t)c->mbits <= 253u ? MV_F(c->shift_max + (uint32_t)c->mbits)
+                                                         : MV_F(255);
+    }
+}
+MV_INLINE uint32_t mv_hi(int K) { return K == MV_FL ? MV_F(227) : MV_F(253); }
+
+/* All lanes lo <= M <= hi (prime's range may be empty). */
+MV_INLINE int mv_in_range(int K, mvi M, const qk_mxbfp *c)
+{
+    uint32_t lo = mv_lo(K, c);
+    mvi span = mv_u(mv_hi(K) - lo);
+    return lo <= mv_hi(K) && mv_all(mv_eq(mv_maxu(mv_sub(M, mv_u(lo)), span), span));
+}
+
+/* Parameters from the block's exponent field M (prime has its own, per sub-block). */
+MV_INLINE void mv_params(int K, int R, mvi M, const qk_mxbfp *c, mv_par *p)
+{
+    switch (K) {
+    case MV_I8:
+        if (R == 0) p->a = mv_i2f(mv_sub(mv_u(MV_F(260)), M));   /* 64 / scale */
+        else p->a = mv_i2f(mv_sub(mv_u(MV_F(254)), M));          /* 1 / scale */
+        p->b = mv_i2f(mv_sub(M, mv_u(MV_F(6))));                 /* scale / 64 */
+        return;
+    case MV_FL:   /* the type's smallest normal and largest value in x's scale */
+        p->e = mv_add(M, mv_u((uint32_t)(c->emin - c->emax) << 23));
+        p->f = mv_add(M, mv_u(mv_bits(c->max_norm) - MV_F(127 + c->emax)));
+        p->a = mv_i2f(mv_u(MV_F(150 - c->mbits)));   /* 2^(23 - mbits) */
+        return;
+    default:   /* MV_BFP: v = m - 126 - mbits: 1 / scale, scale, max_v = scale (2^mbits - 1) */
+        p->a = mv_i2f(mv_sub(mv_u(MV_F(253 + c->mbits)), M));
+        p->c = mv_i2f(mv_sub(M, mv_u(MV_F(c->mbits - 1))));
+        p->d = mv_mulf(p->c, mv_setf((float)((1u << c->mbits) - 1u)));
+        p->g = mv_i2f(mv_xor(mv_f2i(p->d), mv_u(MV_SIGN)));
+        return;
+    }
+}
+
+/* to_bfp_prime: a sub-block's quantum q = 2^(m - shift + 1 - mbits) (b) and 1 / q (a), from
+ * the block's field M and the sub-block's ms, shift = min(M - ms, 2^shift_bits - 1). */
+MV_INLINE void mv_prime_params(mvi M, mvi ms, const qk_mxbfp *c, mv_par *p)
+{
+    /* the shift in the field (a difference of fields is at most 254) */
+    mvi shift = mv_minu(mv_sub(M, ms), mv_u(MV_F(c->shift_max < 255u ? c->shift_max : 255u)));
+    mvi q = mv_sub(mv_sub(M, shift), mv_u(MV_F(c->mbits - 1)));
+    p->b = mv_i2f(q);
+    p->a = mv_i2f(mv_sub(mv_u(MV_F(254)), q));
+}
+
+/* One vector of elements of a block in range (to_bfp / prime: already at bfloat16 precision
+ * when asked). */
+MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
+{
+    switch (K) {
+    case MV_I8: {   /* mxb_mx_int8 */
+        mvf q;
+        if (R == 0) {   /* trunc(x f + 0.49999997): one rounding of the scaled value */
+            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
+            q = mv_minf(mv_trunc(mv_fma(x, p->a, h)), mv_setf(127.0f));   /* |q| <= 128 */
+        } else {   /* (x a) 64 in two steps, as the scalar form (the sign of an underflow) */
+            q = mv_round(mv_mulf(mv_mulf(x, p->a), mv_setf(64.0f)), R, c);
+            q = mv_maxf(mv_minf(q, mv_setf(127.0f)), mv_setf(-128.0f));
+        }
+        return mv_mulf(q, p->b);
+    }
+    case MV_FL: {   /* mxb_mx_float_fast: r = (x + g K) - g K, g = +-max(2^e, F) */
+        mvi sg = mv_and(mv_f2i(x), mv_u(MV_SIGN));
+        mvf g = mv_i2f(mv_or(mv_maxu(mv_and(mv_f2i(x), mv_u(MV_EXP)), p->e), sg));
+        mvf r = mv_fnma(g, p->a, mv_fma(g, p->a, x));
+        /* r has x's sign or is +0: the smaller of it and +-maxs as bits is the smaller
+         * magnitude */
+        return mv_i2f(mv_minu(mv_f2i(r), mv_or(p->f, sg)));
+    }
+    case MV_BFP: {   /* mxb_bfp: x / scale is one exact product here */
+        mvf q;
+        if (R == 0) {   /* trunc(x / scale + copysign(0.5 - 2^-25, x)) in one rounding */
+            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
+            q = mv_trunc(mv_fma(x, p->a, h));
+        } else {
+            q = mv_round(mv_mulf(x, p->a), R, c);
+        }
+        return mv_maxf(mv_minf(mv_mulf(q, p->c), p->d), p->g);
+    }
+    default: {
+        /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
+         * nb is |x| / q rounded (|x| / q = man 2^-nb, exact), at most 2^mbits - 1, times q;
+         * subnormals flushed to zero; the sign put back. Ties: mode 0 up, 2 to even, 1 up
+         * for positive x and down for negative. */
+        mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN));
+        mvi a = mv_sel(mv_eq(mv_and(u, mv_u(MV_EXP)), mv_u(0u)), mv_u(0u), mv_and(u, mv_u(MV_ABS)));
+        mvf t = mv_mulf(mv_i2f(a), p->a), r;
+        int mode = R < 0 ? c->rounding : R;
+        if (mode == 0) {
+            r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
+        } else if (mode == 2) {
+            r = mv_rne(t);
+        } else {
+            r = mv_half_up(t, sgn);
+        }
+        r = mv_minf(r, mv_setf((float)((1u << c->mbits) - 1u)));
+        return mv_i2f(mv_or(mv_f2i(mv_mulf(r, p->b)), sgn));
+    }
+    }
+}
+
+/* Lane-wise max over each aligned group of ks lanes (a power of two). */
+MV_INLINE mvi mv_segmax(mvi v, size_t ks)
+{
+    for (size_t s = 1; s < ks && s < MV_W; s <<= 1) v = mv_maxu(v, MV_SWAP(v, s));
+    return v;
+}
+
+/* ------------------------------------------------------------------ vertical blocks */
+
+/* Rows of a tile kept in a copy (more: the second pass reads x again). */
+#define MV_STASH 64
+
+/* Whether a tile of n rows at this stride keeps a copy for its second pass: when the rows'
+ * cache lines fall into so few L1 sets (a stride of a multiple of 4 KiB, 3 KiB, ...) that
+ * the rows of x and y would evict each other. */
+static int mv_keep(size_t inner, size_t n)
+{
+    size_t bytes = inner * sizeof(float), sets = 64, step;
+    if (n > MV_STASH) return 0;
+    if (bytes % 64 == 0) {   /* every row starts at the same offset in its line */
+        step = bytes / 64 % 64;
+        for (sets = 64; step && step % 2 == 0 && sets > 1; step /= 2) sets /= 2;
+        if (!step) sets = 1;
+    }
+    return sets * 4 < n;
+}
+
+/* A row's vector of a tile: k == MV_W whole, else its first k lanes (the others 0). */
+MV_INLINE mvf mv_tload(const float *p, size_t k, int tb)
+{
+    mvf v = k == MV_W ? mv_ldf(p) : mv_ldpart(p, k);
+    return tb ? mv_bfloat(v) : v;
+}
+
+MV_INLINE void mv_tstore(float *p, mvf v, size_t k)
+{
+    if (k == MV_W) mv_stf(p, v);
+    else mv_stpart(p, v, k);
+}
+
+/* One tile: n rows of one vector (its first k lanes: a whole one when k == MV_W, a constant
+ * where it is inlined) at x, row stride st. Returns 0, writing nothing, when some lane's block
+ * is out of range. */
+MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t st, size_t k,
+                      int keep, const qk_mxbfp *c)
+{
+    int tb = K >= MV_BFP && c->to_bfloat;   /* to_bfp: x at bfloat16 precision throughout */
+    mvf stash[MV_STASH];
+    mvi A = mv_u(0u), A2 = mv_u(0u);   /* max |x|, two chains over alternate rows */
+    mv_par p;
+    size_t r = 0;
+    if (keep) {   /* the rows kept for the second pass */
+        for (; r + 2 <= n; r += 2) {
+            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
+            stash[r] = v0, stash[r + 1] = v1;
+            A = mv_maxu(A, mv_abs(v0));
+            A2 = mv_maxu(A2, mv_abs(v1));
+        }
+    } else {
+        for (; r + 2 <= n; r += 2) {
+            A = mv_maxu(A, mv_abs(mv_tload(x + r * st, k, tb)));
+            A2 = mv_maxu(A2, mv_abs(mv_tload(x + (r + 1) * st, k, tb)));
+        }
+    }
+    if (r < n) {
+        mvf v0 = mv_tload(x + r * st, k, tb);
+        if (keep) stash[r] = v0;
+        A = mv_maxu(A, mv_abs(v0));
+    }
+    mvi M = mv_exp_of(mv_maxu(A, A2));
+    if (k < MV_W) M = mv_sel(mv_firstm(k), M, mv_u(MV_F(127)));   /* lanes past the row */
+    if (!mv_in_range(K, M, c)) return 0;
+#define MV_ROW(r) (keep ? stash[r] : mv_tload(x + (r) * st, k, tb))
+    if (K == MV_PRIME) {
+        size_t ks = c->sub_block;
+        for (size_t j = 0; j < n; j += ks) {
+            size_t kk = n - j < ks ? n - j : ks;
+            mvi ms = mv_u(0u);
+            for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r)), mv_u(MV_EXP)));
+            mv_prime_params(M, ms, c, &p);
+            for (r = j; r < j + kk; r++) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+        }
+        return 1;
+    }
+    mv_params(K, R, M, c, &p);
+    if (keep) {
+        for (r = 0; r + 2 <= n; r += 2) {
+            mv_tstore(y + r * st, mv_apply(K, R, stash[r], &p, c), k);
+            mv_tstore(y + (r + 1) * st, mv_apply(K, R, stash[r + 1], &p, c), k);
+        }
+    } else {
+        for (r = 0; r + 2 <= n; r += 2) {
+            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
+            mv_tstore(y + r * st, mv_apply(K, R, v0, &p, c), k);
+            mv_tstore(y + (r + 1) * st, mv_apply(K, R, v1, &p, c), k);
+        }
+    }
+    if (r < n) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+#undef MV_ROW
+    return 1;
+}
+
+/* Rows of a block through which its last inner % MV_W columns go through a copy padded to a
+ * whole vector (more: the scalar kernel does those columns). */
+#define MV_COPY_ROWS 128
+
+/* Blocks of more rows than this along a middle axis go to the scalar kernel (their tiles
+ * would not stay in L1). */
+#define MV_MAX_ROWS 4096
+
+/* outer slabs of len rows of `inner` columns, blocks of c->block rows; the tiles out of range
+ * go to the scalar kernel. */
+MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, size_t len,
+                       size_t inner, const qk_mxbfp *cp)
+{
+    qk_mxbfp cc = *cp;
+    const qk_mxbfp *c = &cc;
+    size_t bs = c->block;
+    int keep = mv_keep(inner, bs < len ? bs : len);
+    float buf[MV_COPY_ROWS * MV_W];
+    for (size_t o = 0; o < outer; o++, x += len * inner, y += len * inner)
+        for (size_t r = 0; r < len; r += bs) {
+            size_t n = len - r < bs ? len - r : bs;
+            const float *xb = x + r * inner;
+            float *yb = y + r * inner;
+            if (n > MV_MAX_ROWS) {
+                qk_mxbfp_scalar_cols(xb, yb, n, inner, 0, inner, cp);
+                continue;
+            }
+            for (size_t col = 0; col < inner; col += MV_W) {
+                /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
+                 * the padding lanes are blocks of their own) */
+                size_t k = inner - col, st = inner;
+                const float *xs = xb + col;
+                float *ys = yb + col;
+                if (k < MV_W) {
+                    if (n > MV_COPY_ROWS) {
+                        qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
+                        break;
+                    }
+                    for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    xs = ys = buf;
+                    st = MV_W;
+                }
+                if (!mv_tile(K, R, xs, ys, n, st, MV_W, keep && k >= MV_W, c)) {
+                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
+                } else if (k < MV_W) {
+                    for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
+                }
+            }
+        }
+}
+
+/* ------------------------------------------------------------------ blocks along rows */
+
+/* One block of n contiguous elements; `end` is where this call's data ends. Returns 0,
+ * writing nothing, when the block is out of range. */
+MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const float *end,
+                        const qk_mxbfp *c)
+{
+    size_t nv = n / MV_W, k = n % MV_W, j;
+    int tb = K >= MV_BFP && c->to_bfloat, direct = 1;
+    mvi A = mv_u(0u);
+    mvf part = mv_setf(0.0f), pin = part;
+    for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_load(x + j * MV_W, tb)));
+    if (k) {
+        /* a whole vector where it stays inside this call's data (its other lanes are written
+         * back as they were), else only the k lanes */
+        direct = end - (x + nv * MV_W) >= (ptrdiff_t)MV_W;
+        part = direct ? mv_ldf(x + nv * MV_W) : mv_ldpart(x + nv * MV_W, k);
+        pin = tb ? mv_bfloat(part) : part;
+        A = mv_maxu(A, mv_first(mv_abs(pin), k));
+    }
+    mvi M = mv_exp_of(mv_hmaxu(A));
+    uint32_t lo = mv_lo(K, c), m = mv_lane0(M);
+    if (lo > mv_hi(K) || m - lo > mv_hi(K) - lo) return 0;
+    mv_par p;
+    mvf r;
+    if (K == MV_PRIME) {
+        size_t ks = c->sub_block;
+        if (ks < MV_W) {   /* sub-blocks inside vectors */
+            for (j = 0; j < nv; j++) {
+                mvf v = mv_load(x + j * MV_W, tb);
+                mv_prime_params(M, mv_segmax(mv_and(mv_f2i(v), mv_u(MV_EXP)), ks), c, &p);
+                mv_stf(y + j * MV_W, mv_apply(K, R, v, &p, c));
+            }
+            if (k) mv_prime_params(M, mv_segmax(mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k), ks), c, &p);
+        } else {   /* sub-blocks of g = ks / MV_W vectors (mv_prime_rows_ok) */
+            size_t g = ks / MV_W;
+            for (j = 0; j < nv; j += g) {
+                size_t e = j + g < nv ? j + g : nv, i;
+                mvi ms = mv_u(0u);
+                for (i = j; i < e; i++)
+                    ms = mv_maxu(ms, mv_and(mv_f2i(mv_load(x + i * MV_W, tb)), mv_u(MV_EXP)));
+                if (k && nv < j + g) ms = mv_maxu(ms, mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k));
+                mv_prime_params(M, mv_hmaxu(ms), c, &p);
+                for (i = j; i < e; i++)
+                    mv_stf(y + i * MV_W, mv_apply(K, R, mv_load(x + i * MV_W, tb), &p, c));
+            }
+            if (k && nv % g == 0)
+                mv_prime_params(M, mv_hmaxu(mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k)), c, &p);
+        }
+    } else {
+        mv_params(K, R, M, c, &p);
+        for (j = 0; j < nv; j++)
+            mv_stf(y + j * MV_W, mv_apply(K, R, mv_load(x + j * MV_W, tb), &p, c));
+    }
+    if (!k) return 1;
+    r = mv_apply(K, R, pin, &p, c);
+    if (direct) mv_stf(y + nv * MV_W, mv_self(mv_firstm(k), r, part));
+    else mv_stpart(y + nv * MV_W, r, k);
+    return 1;
+}
+
+/* `count` blocks of n <= MV_W elements at x + i st, i < count, in memory order (nothing past
+ * `end` is touched), MV_W at a time: loaded as MV_W rows of one vector (the lanes past a
+ * block's end masked out), their maxima from one reduction (mv_reduce), then each quantized
+ * and stored with its lanes past the end written back as they were loaded. Those lanes reach
+ * only blocks stored later (the callers keep that order), which leaves every element right;
+ * in place they are unchanged. Groups out of range and the last count % MV_W blocks (of the
+ * call) go to the scalar kernel. */
+MV_INLINE void mv_family(int K, int R, const float *x, float *y, size_t count, size_t st,
+                         size_t n, const float *end, const qk_mxbfp *cp)
+{
+    qk_mxbfp cc = *cp;
+    const qk_mxbfp *c = &cc;
+    int tb = K >= MV_BFP && c->to_bfloat;
+    mvi am = mv_first(mv_u(MV_ABS), n);
+    mvm fm = mv_firstm(n);
+    size_t i = 0;
+    for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + MV_W);
+         i += MV_W) {
+        const float *xg = x + i * st;
+        float *yg = y + i * st;
+        mvf v[MV_W];
+        mvi f[MV_W];
+        uint32_t mx[MV_W];
+        mv_par p;
+        MV_UNROLL
+        for (int j = 0; j < MV_W; j++) {
+            v[j] = mv_ldf(xg + j * st);
+            f[j] = mv_and(mv_f2i(tb ? mv_bfloat(v[j]) : v[j]), am);
+        }
+        mvi all = mv_exp_of(mv_reduce(f));
+        if (!mv_in_range(K, all, c)) {   /* NaN / inf or extreme values: rare */
+            for (int j = 0; j < MV_W; j++) qk_mxbfp_scalar(xg + j * st, yg + j * st, 1, n, 1, cp);
+            continue;
+        }
+        mv_sti(mx, all);
+        for (int j = 0; j < MV_W; j++) {
+            mvi M = mv_u(mx[j]);
+            mvf in = tb ? mv_bfloat(v[j]) : v[j];
+            if (K == MV_PRIME)
+                mv_prime_params(M, mv_segmax(mv_and(mv_and(mv_f2i(in), am), mv_u(MV_EXP)),
+                                             c->sub_block), c, &p);
+            else mv_params(K, R, M, c, &p);
+            mv_stf(yg + j * st, mv_self(fm, mv_apply(K, R, in, &p, c), v[j]));
+        }
+    }
+    for (; i < count; i++) qk_mxbfp_scalar(x + i * st, y + i * st, 1, n, 1, cp);
+}
+
+typedef void (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
+                             const float *end, const qk_mxbfp *c);
+
+/* outer rows of len elements, blocks of c->block from each row's start. Blocks of at most
+ * MV_W elements that follow each other (or rows of blocks of MV_W and one shorter last
+ * block) go in groups (`family`), others one at a time. */
+MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float *y,
+                       size_t outer, size_t len, const qk_mxbfp *cp)
+{
+    qk_mxbfp cc = *cp;
+    const qk_mxbfp *c = &cc;
+    const float *end = x + outer * len;
+    size_t bs = c->block, most = bs < len ? bs : len, rem = len % bs;
+    if (most <= MV_W && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
+        family(x, y, outer * (len / most), most, most, end, cp);
+        return;
+    }
+    if (bs == MV_W) {
+        /* rows of whole vectors and one short block: per MV_W rows, the short blocks first
+         * (their overlap reaches the next row's first block), then each column of blocks */
+        size_t o = 0;
+        for (; o + MV_W <= outer; o += MV_W) {
+            const float *xo = x + o * len;
+            float *yo = y + o * len;
+            family(xo + len - rem, yo + len - rem, MV_W, len, rem, end, cp);
+            for (size_t r = 0; r + bs <= len; r += bs) family(xo + r, yo + r, MV_W, len, bs, end, cp);
+        }
+        x += o * len, y += o * len, outer -= o;
+    }
+    for (size_t o = 0; o < outer; o++, x += len, y += len)
+        for (size_t r = 0; r < len; r += bs) {
+            size_t n = len - r < bs ? len - r : bs;
+#if defined(MV_ROWS128)
+            /* the layer's own form for four blocks of 32 at a time */
+            if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len - r >= 128 &&
+                MV_ROWS128(x + r, y + r, K == MV_I8, cp)) {
+                r += 96;
+                continue;
+            }
+#endif
+            if (!mv_rblock(K, R, x + r, y + r, n, end, c)) qk_mxbfp_scalar(x + r, y + r, 1, n, 1, cp);
+        }
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+#if !defined(MV_FALLBACK)
+/* Whether the rows form handles this to_bfp_prime layout (sub-blocks aligned in vectors). */
+static int mv_prime_rows_ok(const qk_mxbfp *c)
+{
+    size_t ks = c->sub_block;
+    if (ks & (ks - 1)) return 0;   /* a power of two: aligned groups of lanes */
+    return ks < MV_W || ks % MV_W == 0;
+}
+#endif
+
+typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                          const qk_mxbfp *c);
+#define MV_RUN(K, R, N)                                                                  \
+    static void mv_family_##N(const float *x, float *y, size_t count, size_t st, size_t n, \
+                              const float *end, const qk_mxbfp *c)                       \
+    {                                                                                    \
+        mv_family(K, R, x, y, count, st, n, end, c);                                     \
+    }                                                                                    \
+    static void mv_run_##N(const float *x, float *y, size_t outer, size_t len,            \
+                           size_t inner, const qk_mxbfp *c)                              \
+    {                                                                                    \
+        if (inner == 1) mv_rows(K, R, mv_family_##N, x, y, outer, len, c);               \
+        else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
+    }
+/* The kinds compiled: rounding mode 0 of int8 and to_bfp (Quark's default) and mode 2 of
+ * int8 fixed at compile time, the rest of int8 / to_bfp and to_bfp_prime with the mode and
+ * the bfloat16 conversion read per vector. A layer may define MV_FALLBACK (a kernel of
+ * another instruction set this CPU also runs) to compile only the first three. */
+MV_RUN(MV_I8, 0, i8r0)       /* int8, rounding mode 0 */
+MV_RUN(MV_I8, 2, i8r2)       /* int8, rounding mode 2 */
+MV_RUN(MV_FL, 0, fl)         /* the float element types */
+MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0, no bfloat16 conversion */
+#if !defined(MV_FALLBACK)
+MV_RUN(MV_I8, -1, i8)        /* int8, rounding mode 1 */
+MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
+MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
+#endif
+
+void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
+              const qk_mxbfp *c)
+{
+    mv_run_fn run = NULL;
+    switch (c->method) {
+    case QK_MX_FLOAT: run = mv_run_fl; break;
+    case QK_MX_INT8:
+        if (c->rounding == 0) run = mv_run_i8r0;
+        else if (c->rounding == 2) run = mv_run_i8r2;
+#if !defined(MV_FALLBACK)
+        else run = mv_run_i8;
+#endif
+        break;
+    case QK_BFP:
+        if (c->rounding == 0 && !c->to_bfloat) run = mv_run_bfp0;
+#if !defined(MV_FALLBACK)
+        else run = mv_run_bfp;
+#endif
+        break;
+    default:
+#if !defined(MV_FALLBACK)
+        if (inner == 1 && !mv_prime_rows_ok(c)) {
+            qk_mxbfp_scalar(x, y, outer, len, 1, c);
+            return;
+        }
+        run = mv_run_prime;
+#endif
+        break;
+    }
+#if defined(MV_FALLBACK)
+    if (!run) {
+        MV_FALLBACK(x, y, outer, len, inner, c);
+        return;
+    }
+#endif
+    run(x, y, outer, len, inner, c);
+}
+
+/* Exponent fields + 1 in the field, 0 for NaN / inf (the wrap of field 255); unfin: back to
+ * the field, 0 when no lane was finite. */
+MV_INLINE mvi mv_fin(mvf x) { return mv_and(mv_add(mv_f2i(x), mv_u(0x00800000u)), mv_u(MV_EXP)); }
+MV_INLINE mvi mv_unfin(mvi m) { return mv_sub(mv_maxu(m, mv_u(0x00800000u)), mv_u(0x00800000u)); }
+
+/* OCP MX scale codes (kernels/mxbfp.h): each block's largest finite exponent field less
+ * `shift`, at least 0; codes of a slab's blocks stored (blocks, inner). */
+void MXB_SCALES(const float *x, uint8_t *s, size_t len, size_t inner, size_t block, int shift)
+{
+    uint32_t codes[MV_W];
+    mvi sh = mv_u((uint32_t)shift << 23);
+    for (size_t r = 0, kb = 0; r < len; r += block, kb++) {
+        size_t n = len - r < block ? len - r : block, col, i, k = 1;
+        const float *xb = x + r * inner;
+        uint8_t *sb = s + kb * inner;
+        for (col = 0; col < inner; col += k) {
+            mvi M = mv_u(0u);
+            if (inner == 1) {   /* one code: a horizontal max */
+                for (i = 0; i + MV_W <= n; i += MV_W) M = mv_maxu(M, mv_fin(mv_ldf(xb + i)));
+                if (i < n) M = mv_maxu(M, mv_first(mv_fin(mv_ldpart(xb + i, n - i)), n - i));
+                M = mv_hmaxu(M);
+            } else {   /* a vector of columns (the last: k of them) */
+                k = inner - col < MV_W ? inner - col : MV_W;
+                for (i = 0; i < n; i++) {
+                    const float *p = xb + i * inner + col;
+                    M = mv_maxu(M, mv_fin(k == MV_W ? mv_ldf(p) : mv_ldpart(p, k)));
+                }
+            }
+            /* max(field - shift, 0) */
+            mv_sti(codes, mv_srli(mv_sub(mv_maxu(mv_unfin(M), sh), sh), 23));
+            for (i = 0; i < k; i++) sb[col + i] = (uint8_t)codes[i];
+        }
+    }
+}
