@@ -288,10 +288,10 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 #endif
 }
 
-/* Two consecutive chunks of integer codes that share one entry (QV_PAIR: for an in-order
- * core, NEON's Cortex-A55). qd_qraw's operations, each step for all 8 vectors before the
- * next, so that independent work always separates dependent operations, and every
- * conversion before the stores. */
+/* Two consecutive chunks of integer codes of float32 x that share one entry (QV_PAIR: for an
+ * in-order core, NEON's Cortex-A55; float32 x only: every entry would carry the extra copy).
+ * qd_qraw's operations, each step for all 8 vectors before the next, so that independent
+ * work always separates dependent operations, and every conversion before the stores. */
 #ifndef QV_PAIR
 #define QV_PAIR 0
 #endif
@@ -425,7 +425,7 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
             qd_pv pv = qd_const_pv(c);
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
-                if (QV_PAIR && qd_is_int(yk) && !pre)
+                if (QV_PAIR && xk == QK_X_F32 && qd_is_int(yk) && !pre)
                     for (; stop - i >= 2 * QD_U; i += 2 * QD_U)
                         qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv,
                                  k);
