@@ -532,38 +532,51 @@ QD_INLINE qd_pv qd_row_pv(const float *sp, const float *rp, const float *fp, con
     return pv;
 }
 
+/* The K columns of one tile's rows ro[v]: the parameters rpv (one entry per row) or, rpv
+ * NULL, each column's from entry e on (two inlined copies: the choice stays out of the loop) */
+QD_INLINE void qd_qtile_cols(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                             const char *x, unsigned char *y, size_t K, const size_t ro[4],
+                             const qd_pv *rpv, const float *const pp[3], const int32_t *zp,
+                             size_t e, unsigned need, const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K), yv = qd_ybytes(yk, QV_W);
+    union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
+    for (size_t k0 = 0; k0 < K; k0 += QV_W) {
+        size_t kk = k0 + QV_W > K ? K - QV_W : k0;
+        qd_pv pv = rpv ? *rpv : qd_col_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
+        const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
+                             x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
+        qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
+        QD_UNROLL
+        for (int v = 0; v < 4; v++)
+            memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+    }
+}
+
 /* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
 QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
                         const char *x, unsigned char *y, size_t K, size_t step, size_t wrap,
                         size_t t, size_t rows, const qk_qparams *p, unsigned need,
                         const qd_qk *k)
 {
-    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
-    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
+    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
     /* (in locals: the stores to y could alias *p, whose fields would be read again) */
-    const float *sp = p->scale, *rp = p->rscale, *fp = p->zpf;
+    const float *pp[3] = {p->scale, p->rscale, p->zpf};
     const int32_t *zp = p->zp;
-    union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
         for (size_t rr = 0; rr < n; rr += 4) {
             size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
-            qd_pv rpv;
             if (step) {
                 qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
-                rpv = qd_row_pv(sp, rp, fp, zp, er, need);
-            }
-            for (size_t k0 = 0; k0 < K; k0 += QV_W) {
-                size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-                qd_pv pv = step ? rpv : qd_col_pv(sp, rp, fp, zp, e + kk, need);
-                const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
-                                     x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
-                QD_UNROLL
-                for (int v = 0; v < 4; v++)
-                    memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+                qd_pv rpv = qd_row_pv(pp[0], pp[1], pp[2], zp, er, need);
+                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, &rpv, pp, zp, e,
+                              need, k);
+            } else {
+                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, NULL, pp, zp, e,
+                              need, k);
             }
         }
     }
