@@ -7,8 +7,9 @@
 #      first time);
 #   2. copies the source tree to a temporary directory and builds the extension for aarch64
 #      there, so the x86 in-place build and its virtualenv are left alone;
-#   3. builds tests/c/test_neon.c (NEON vs scalar kernel parity) and runs it, and on the first
-#      CPU model the strided division sweep (tests/c/sweep_division.c) of the NEON table;
+#   3. builds tests/c/test_kernels.c (every kernel table entry against the scalar kernel, on
+#      every layout form, with guard pages) and runs it, and on the first CPU model the strided
+#      division sweep (tests/c/sweep_division.c) of the NEON table;
 #   4. runs pytest under the emulated aarch64 CPython with QSIMD_TEST_QUICK=1;
 #   steps 3-4 once per CPU model: neoverse-n1 (with fp16 arithmetic) and cortex-a72 (without).
 # Exits non-zero on any failure. Knobs: QSIMD_NEON_CPUS (CPU models), QSIMD_NEON_PARITY_ROUNDS,
@@ -80,14 +81,15 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
 PY
 ) && python3 "$SRC/.ci/size_gate.py" "$WORK/gate"
 
-log "building tests/c/test_neon.c and tests/c/sweep_division.c"
-(cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
-    -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/kernels tests/c/test_neon.c \
-    csrc/kernels/neon.c csrc/kernels/scalar.c -lm -static -o "$WORK/test_neon")
-(cd "$SRC" && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasing \
-    -Wall -Wextra -Werror -DQSIMD_HAVE_NEON -Icsrc/include -Icsrc -Icsrc/kernels \
-    tests/c/sweep_division.c csrc/kernels/neon.c csrc/kernels/scalar.c csrc/cpu.c \
-    -lm -lpthread -static -o "$WORK/sweep_division")
+log "building tests/c/test_kernels.c and tests/c/sweep_division.c"
+cflags="-std=c99 -O2 -ffp-contract=off -fno-strict-aliasing -Wall -Wextra -Werror -DQSIMD_HAVE_NEON"
+(cd "$SRC" && aarch64-linux-gnu-gcc $cflags -Icsrc/include -Icsrc -c csrc/kernels/neon.c \
+    -o "$WORK/neon.o" &&
+    aarch64-linux-gnu-gcc $cflags -Icsrc/include -Icsrc tests/c/test_kernels.c \
+        csrc/kernels/scalar.c csrc/cpu.c "$WORK/neon.o" -lm -static -o "$WORK/test_kernels" &&
+    aarch64-linux-gnu-gcc $cflags -Icsrc/include -Icsrc -Icsrc/kernels tests/c/sweep_division.c \
+        csrc/kernels/scalar.c csrc/cpu.c "$WORK/neon.o" -lm -lpthread -static \
+        -o "$WORK/sweep_division")
 
 # ---------------------------------------------------------------- 3+4. per CPU model
 # The CPU models run concurrently (qemu-user is single-threaded); each writes its own log,
@@ -107,10 +109,11 @@ done && aarch64-linux-gnu-gcc -std=c99 -O2 -ffp-contract=off -fno-strict-aliasin
 run_cpu() {
     local cpu=$1 rc=0
     export QEMU_CPU=$cpu
-    echo "== $cpu: C parity (tests/c/test_neon.c, rounds=$ROUNDS)"
+    echo "== $cpu: C parity (tests/c/test_kernels.c -r $ROUNDS)"
     local t=$(date +%s)
-    arm64-run "$WORK/test_neon" "$ROUNDS" >"$WORK/parity-$cpu.log" 2>&1 || rc=1
-    grep -E 'FAIL|test_neon:' "$WORK/parity-$cpu.log" || { tail -5 "$WORK/parity-$cpu.log"; rc=1; }
+    arm64-run "$WORK/test_kernels" -r "$ROUNDS" >"$WORK/parity-$cpu.log" 2>&1 || rc=1
+    grep -E 'MISMATCH|entries|kernel parity' "$WORK/parity-$cpu.log" ||
+        { tail -5 "$WORK/parity-$cpu.log"; rc=1; }
     echo "   ($(( $(date +%s) - t )) s)"
     if [ "$cpu" = "$FIRST_CPU" ]; then
         echo "== $cpu: MX / BFP parity (tests/c/test_mxbfp.c)"

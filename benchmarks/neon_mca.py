@@ -47,6 +47,10 @@ def loop_bytes(lines, kinds):
             continue
         if op in ("ld1", "st1"):
             regs = re.search(r"\{([^}]*)\}", args).group(1)
+            lane = re.match(r"\s*v\d+\.([bhsd])\s*$", regs)   # {v0.s}[1]: one element
+            if lane:
+                total += {"b": 1, "h": 2, "s": 4, "d": 8}[lane.group(1)]
+                continue
             shape = re.findall(r"v\d+\.(\d+)([bhsd])", regs)
             if "-" in regs:   # {v0.16b - v3.16b}
                 a, b = [int(x) for x in re.findall(r"v(\d+)", regs)[:2]]
@@ -133,11 +137,22 @@ def pick_quant(loops):
 
 
 def pick_dequant(loops):
-    """The per-tensor uint8 loop: products stored as float32, no parameters reloaded, no
-    sign handling (signed codes are flipped with EOR, or shifted with SSHL in older builds)."""
+    """The per-tensor uint8 loop: products stored as float32, no parameters reloaded (the
+    fewest loads for its stores); the most elements per iteration. (Builds with the sign as
+    a constant of the loop had one without the EOR that flips signed codes: that one.)"""
     cand = [l for l in straight(loops) if has(l, "fmul") and loop_bytes(l, "st") >= 64]
     cand = [l for l in cand if not has(l, "eor|sshl")] or cand
-    return min(cand, key=lambda l: (loop_bytes(l, "ld"), len(l))) if cand else None
+    return min(cand, key=lambda l: (-loop_bytes(l, "st"), loop_bytes(l, "ld"), len(l))) \
+        if cand else None
+
+
+def pick_tile(loops):
+    """The row-tile loop (driver.h's qd_qtile, layouts whose entries vary along rows): one
+    column of 4 rows per iteration, its parameters loaded once for the 4 rows, each row's
+    codes stored by lane."""
+    cand = [l for l in loops if has(l, "fcvtns") and has(l, "fmla|fmls") and
+            any(re.match(r"\s*st1\s+\{v\d+\.s\}\[", ln) for ln in l)]
+    return min(cand, key=len) if cand else None
 
 
 def pick_minmax(loops):
@@ -146,11 +161,13 @@ def pick_minmax(loops):
 
 
 KERNELS = {
-    "q_f32_u8": ("neon_q_QK_X_F32_QK_Q_F32_QK_Y_B8", pick_quant,
+    "q_f32_u8": ("neon_q_f32_f32_b8", pick_quant,
                  lambda l: loop_bytes(l, "st")),            # one byte per element
-    "dq_u8_f32": ("neon_d_QK_D_B8_QK_O_F32", pick_dequant,
+    "q_f32_u8_rows": ("neon_q_f32_f32_b8", pick_tile,
+                      lambda l: loop_bytes(l, "st")),       # 4 rows x 4 bytes
+    "dq_u8_f32": ("neon_d_b8_f32", pick_dequant,
                   lambda l: loop_bytes(l, "st") // 4),       # one float per element
-    "minmax_f32": ("minmax_f32_neon", pick_minmax, lambda l: loop_bytes(l, "ld") // 4),
+    "minmax_f32": ("neon_minmax", pick_minmax, lambda l: loop_bytes(l, "ld") // 4),
 }
 
 
@@ -236,7 +253,9 @@ def main():
         for kernel, (fn, pick, elems) in KERNELS.items():
             if fn not in funcs:
                 sys.exit("neon_mca.py: %s not in the assembly of %s" % (fn, a.source))
-            body = funcs[fn]
+            # with the parts gcc splits off (name.part.0: the body behind the entry's checks)
+            body = [ln for f in sorted(funcs) if f == fn or f.startswith(fn + ".")
+                    for ln in funcs[f]]
             loops = [instructions(body[s:e + 1]) for s, e in innermost_loops(body)]
             loop = pick(loops)
             if loop is None:
@@ -287,9 +306,9 @@ def main():
         return
     print("cycles per element (llvm-mca, %s, %s)" % (os.path.basename(mca),
                                                      os.path.basename(cc)))
-    print("%-12s %9s " % ("kernel", "elem/iter") + " ".join("%12s" % c for c in cpus))
+    print("%-14s %9s " % ("kernel", "elem/iter") + " ".join("%12s" % c for c in cpus))
     for kernel, row in results.items():
-        print("%-12s %9d " % (kernel, per_iter[kernel]) +
+        print("%-14s %9d " % (kernel, per_iter[kernel]) +
               " ".join("%12.2f" % row[c] for c in cpus))
 
 

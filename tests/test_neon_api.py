@@ -1,6 +1,6 @@
 """NEON against the scalar kernels through the public API, on an aarch64 machine (or qemu).
 
-tests/c/test_neon.c checks each kernel alone; this checks them as the operator layer calls
+tests/c/test_kernels.c checks each kernel alone; this checks them as the operator layer calls
 them: per-tensor, per-axis and blocked layouts, packed outputs whose runs start mid-byte,
 float16/bfloat16 inputs and outputs, DynamicQuantizeLinear's min/max. Results must be
 bit-identical. Skipped where NEON is unavailable.

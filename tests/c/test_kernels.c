@@ -904,6 +904,84 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
     }
 }
 
+/* ---------- exhaustive sweeps of the half-precision paths ---------- */
+/* Every float16 / bfloat16 input through the rows that read them (one scale per call, a few
+ * scales and zero points, the reciprocals as the operator layer passes them), and float32 ->
+ * float16 / bfloat16 rounding of dequantized values at every rounding boundary of the two
+ * types: code 1, zero point 0 and one scale per element make y = round(scale). */
+static void sweep_halves(const char *tname, const qk_table *t)
+{
+    static const float scales[] = {1.0f, 0.5f, 0.25f, 3.0f, 0.1f, 1e-3f, 7.5f, 1.0f / 3.0f,
+                                   0x1p-24f, 65504.0f, 1e30f, 1e-30f};
+    static const qtype u8 = {0, 255, 0xff}, i16 = {-32768, 32767, 0xff};
+    uint16_t *x = arena_place(&ax, 65536 * 2, 1, 0);
+    unsigned char *ya = ay1.base, *yb = ay2.base;
+    for (uint32_t i = 0; i < 65536; i++) x[i] = (uint16_t)i;
+    for (int xk = QK_X_F16; xk <= QK_X_BF16; xk++)
+        for (int qk = QK_Q_F32; qk <= QK_Q_BF16; qk++)
+            for (int yk = QK_Y_B8; yk <= QK_Y_B16; yk++) {
+                qk_quant_fn fn = t->quant[xk][qk][yk];
+                const qtype *ty = yk == QK_Y_B8 ? &u8 : &i16;
+                for (size_t si = 0; fn && si < sizeof scales / sizeof scales[0]; si++)
+                    for (int zi = 0; zi < 3; zi++) {
+                        int32_t z = zi == 0 ? ty->qmin : zi == 1 ? ty->qmax
+                                  : (ty->qmin + ty->qmax) / 2 + 1;
+                        float s = scales[si], r;
+                        if (qk == QK_Q_F16) s = qk_round_f16(s);
+                        if (qk == QK_Q_BF16) s = qk_round_bf16(s);
+                        r = qk_recip(s);
+                        qk_qparams p;
+                        memset(&p, 0, sizeof p);
+                        p.scale = &s;
+                        p.rscale = r != 0.0f ? &r : NULL;
+                        p.zp = &z;
+                        p.blk = 65536;
+                        p.qmin = ty->qmin;
+                        p.qmax = ty->qmax;
+                        p.mask = ty->mask;
+                        qk_scalar_table.quant[xk][qk][yk](x, ya, 65536, &p);
+                        fn(x, yb, 65536, &p);
+                        n_cases++;
+                        if (memcmp(ya, yb, 65536 * (yk == QK_Y_B16 ? 2u : 1u)))
+                            report(tname, "every half input", "%s/%s/%s scale %a zp %d",
+                                   xk_name[xk], qk_name[qk], yk_name[yk], (double)s, z);
+                    }
+            }
+    /* the float32 patterns around each rounding boundary (halfway points, one below, one
+     * above) of every float16 / bfloat16 value, NaN payloads included, one sign at a time */
+    static const int32_t d16[] = {0, 1, -1, 0xfff, 0x1000, 0x1001, -0x1000, -0x1001};
+    static const int32_t d8[] = {0x7fff, 0x8000, 0x8001, -0x8000, -0x7fff};
+    uint32_t *pat = arena_place(&asc, 0x8000 * 13 * 4, 1, 0);
+    unsigned char *ones = arena_place(&ax, 4096, 1, 0);
+    memset(ones, 1, 4096);
+    for (uint32_t sign = 0; sign < 2; sign++) {
+        size_t n = 0;
+        for (uint32_t h = 0; h < 0x8000u; h++) {
+            uint32_t f = qk_f32_bits(qk_f16_to_f32((uint16_t)h)) | sign << 31;
+            uint32_t g = h << 16 | sign << 31;
+            for (int k = 0; k < 8; k++) pat[n++] = f + (uint32_t)d16[k];
+            for (int k = 0; k < 5; k++) pat[n++] = g + (uint32_t)d8[k];
+        }
+        for (int ok = QK_O_F16; ok <= QK_O_BF16; ok++) {
+            qk_dequant_fn fn = t->dequant[QK_D_B8][ok];
+            for (size_t a = 0; fn && a < n; a += 4096) {
+                size_t m = n - a < 4096 ? n - a : 4096;
+                qk_dparams p;
+                memset(&p, 0, sizeof p);
+                p.scale = (const float *)(const void *)(pat + a);
+                p.blk = 1;
+                p.bits = 8;
+                qk_scalar_table.dequant[QK_D_B8][ok](ones, ya, m, &p);
+                fn(ones, yb, m, &p);
+                n_cases++;
+                if (memcmp(ya, yb, 2 * m))
+                    report(tname, "f32 rounding", "to %s, patterns %zu..%zu", ok_name[ok], a,
+                           a + m);
+            }
+        }
+    }
+}
+
 /* ---------- min / max ---------- */
 static float minmax_value(int pattern)
 {
@@ -966,6 +1044,7 @@ static void test_table(const char *tname, const qk_table *t, int reps)
             entries += rep == 0;
             sweep_minmax(tname, t);
         }
+        sweep_halves(tname, t);
     }
     printf("%-14s %3d entries  %8ld cases  %ld mismatches\n", tname, entries, n_cases - c0,
            n_fail - f0);

@@ -39,10 +39,13 @@
  * vectors and parameters stay in registers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define QD_UNROLL _Pragma("GCC unroll 4")
+#define QD_UNROLL8 _Pragma("GCC unroll 8")
 #elif defined(__clang__)
 #define QD_UNROLL _Pragma("unroll 4")
+#define QD_UNROLL8 _Pragma("unroll 8")
 #else
 #define QD_UNROLL
+#define QD_UNROLL8
 #endif
 
 #define QD_N(name) QD_N2(QV_ISA, name)
@@ -60,6 +63,14 @@
  * elements is a multiple of 64 bytes; runs under QD_NT_MIN elements keep plain stores. */
 #define QD_NT 2048
 #define QD_NT_MIN (4 * QD_NT)
+
+/* A layer without non-temporal stores (QV_NT 0) ignores p->stream: the buffer would only add
+ * a copy. */
+#if defined(QV_NT) && !QV_NT
+#define QD_STREAM(p) 0
+#else
+#define QD_STREAM(p) ((p)->stream)
+#endif
 
 #include "layout.h"
 
@@ -277,6 +288,45 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 #endif
 }
 
+/* Two consecutive chunks of integer codes of float32 x that share one entry (QV_PAIR: for an
+ * in-order core, NEON's Cortex-A55; float32 x only: every entry would carry the extra copy).
+ * qd_qraw's operations, each step for all 8 vectors before the next, so that independent
+ * work always separates dependent operations, and every conversion before the stores. */
+#ifndef QV_PAIR
+#define QV_PAIR 0
+#endif
+QD_INLINE void qd_qpair(int xk, int qk, int yk, int negs, const char *x, unsigned char *y,
+                        const qd_pv *pv, const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk);
+    vi c[8];
+#if QV_FMA
+    if (!negs) {   /* form A */
+        vf n[8], q0[8];
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qd_numer(xk, qk, x + v * QV_W * xs);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_bound_x(n[v], QD_XL(pv->s[v & 3]));
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) q0[v] = qv_mul(n[v], pv->r[v & 3]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_fnmadd(q0[v], pv->s[v & 3], n[v]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) n[v] = qv_fmadd(n[v], pv->r[v & 3], q0[v]);
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++) c[v] = qv_cvt_a(qd_qround(qk, n[v]), qk == QK_Q_F16);
+    } else
+#endif
+    {
+        QD_UNROLL8
+        for (int v = 0; v < 8; v++)
+            c[v] = qd_qraw(xk, qk, negs, x + v * QV_W * xs, pv->s[v & 3], pv->r[v & 3],
+                           QD_XL(pv->s[v & 3]));
+    }
+    qv_qstore4(yk, y, c, pv->z, &k->ic);
+    qv_qstore4(yk, y + qd_ybytes(yk, QD_U), c + 4, pv->z, &k->ic);
+}
+
 /* Pointers to 4 consecutive vectors of inputs from x. */
 #define QD_XV(x, xs) {(x), (x) + QV_W * (xs), (x) + 2 * QV_W * (xs), (x) + 3 * QV_W * (xs)}
 
@@ -375,6 +425,10 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
             qd_pv pv = qd_const_pv(c);
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
+                if (QV_PAIR && xk == QK_X_F32 && qd_is_int(yk) && !pre)
+                    for (; stop - i >= 2 * QD_U; i += 2 * QD_U)
+                        qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv,
+                                 k);
                 for (; stop - i >= QD_U; i += QD_U) {
                     const char *xv[4] = QD_XV(x + i * xs, xs);
                     qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
@@ -441,6 +495,9 @@ QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, con
  * chunks straight into y with their entries loaded per vector (the last chunk moved back to
  * end at K), cheaper than a tile's staging once a row holds several chunks. */
 #define QD_LONG (4 * QD_U)
+#ifndef QD_LONG_ROWS   /* a vector layer may leave them out (code size) */
+#define QD_LONG_ROWS 1
+#endif
 
 /* Whole rows of a layout whose entries vary along rows of K >= QV_W elements (kdim) go
  * through tiles: 4 rows sharing one row of entries at a time (the last rows of a group
@@ -499,22 +556,45 @@ QD_INLINE qd_pv qd_row_pv(const float *sp, const float *rp, const float *fp, con
     return pv;
 }
 
+/* The K columns of one tile's rows ro[v]: the parameters rpv (one entry per row) or, rpv
+ * NULL, each column's from entry e on (two inlined copies: the choice stays out of the loop) */
+QD_INLINE void qd_qtile_cols(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+                             const char *x, unsigned char *y, size_t K, const size_t ro[4],
+                             const qd_pv *rpv, const float *const pp[3], const int32_t *zp,
+                             size_t e, unsigned need, const qd_qk *k)
+{
+    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K), yv = qd_ybytes(yk, QV_W);
+    union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
+    for (size_t k0 = 0; k0 < K; k0 += QV_W) {
+        size_t kk = k0 + QV_W > K ? K - QV_W : k0;
+        qd_pv pv = rpv ? *rpv : qd_col_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
+        const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
+                             x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
+        qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
+        QD_UNROLL
+        for (int v = 0; v < 4; v++)
+            memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+    }
+}
+
 /* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
 QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
                         const char *x, unsigned char *y, size_t K, size_t step, size_t wrap,
                         size_t t, size_t rows, const qk_qparams *p, unsigned need,
                         const qd_qk *k)
 {
-    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
-    size_t yv = qd_ybytes(yk, QV_W), lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
-    union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
+    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
+    /* (in locals: the stores to y could alias *p, whose fields would be read again) */
+    const float *pp[3] = {p->scale, p->rscale, p->zpf};
+    const int32_t *zp = p->zp;
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
-        if (!step && K >= QD_LONG) {
+        if (QD_LONG_ROWS && !step && K >= QD_LONG) {
+            size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
             for (size_t rr = r; rr < r + n; rr++)
                 for (size_t k0 = 0; k0 < K; k0 += QD_U) {
                     size_t kk = k0 + QD_U > K ? K - QD_U : k0;
-                    qd_pv pv = qd_run_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
+                    qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
                     const char *xv[4] = QD_XV(x + rr * xrow + kk * xs, xs);
                     qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
                               y + rr * yrow + qd_ybytes(yk, kk), &pv, k);
@@ -525,20 +605,14 @@ QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, in
             size_t ro[4], er[4];
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
-            qd_pv rpv;
             if (step) {
                 qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
-                rpv = qd_row_pv(p->scale, p->rscale, p->zpf, p->zp, er, need);
-            }
-            for (size_t k0 = 0; k0 < K; k0 += QV_W) {
-                size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-                qd_pv pv = step ? rpv : qd_col_pv(p->scale, p->rscale, p->zpf, p->zp, e + kk, need);
-                const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
-                                     x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
-                QD_UNROLL
-                for (int v = 0; v < 4; v++)
-                    memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+                qd_pv rpv = qd_row_pv(pp[0], pp[1], pp[2], zp, er, need);
+                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, &rpv, pp, zp, e,
+                              need, k);
+            } else {
+                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, NULL, pp, zp, e,
+                              need, k);
             }
         }
     }
@@ -561,7 +635,7 @@ QD_INLINE void qd_qpiece(int xk, int qk, int yk, int sat, int has_zf, int rec, i
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
         done = qd_qbody(xk, qk, yk, sat, has_zf, rec, negs, x + a * qd_xsize(xk),
                         y + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_ybytes(yk, a)), mt,
-                        ovl, &c, need, k, p->stream);
+                        ovl, &c, need, k, QD_STREAM(p));
     }
     qd_qscalar(xk, qk, yk, x, y, a + done, b, p);
 }
@@ -710,6 +784,21 @@ QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, vi h,
                        (x) + qd_xbytes(dk, 3 * QV_W)}
 #define QD_DYV(y, os) {(y), (y) + QV_W * (os), (y) + 2 * QV_W * (os), (y) + 3 * QV_W * (os)}
 
+#if defined(QV_CODES4)
+/* A chunk of consecutive integer codes (the body's) to consecutive results: the layer
+ * converts the codes of the whole chunk minus their zero points at once (qv_codes4: whole
+ * vectors of codes loaded, no integer conversion). */
+QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
+                         unsigned char *y, const qd_pv *pv)
+{
+    vf d[4];
+    qv_codes4(dk, bits, sgn, h, x, pv->z, d);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
+}
+#endif
+
 /* The body of a run, as qd_qbody. Float32 results of a single entry start their stores on a
  * cache line (after chunks over [0, t0), which those after rewrite): numpy's arrays are
  * 16-byte aligned, and a store split over two cache lines costs half as much again on some
@@ -739,6 +828,13 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
                 for (; stop - i >= QD_U; i += QD_U) {
+#if defined(QV_CODES4)
+                    if (!qd_float_in(dk)) {
+                        qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), d + (i - i0) * os,
+                                  &pv);
+                        continue;
+                    }
+#endif
                     const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
                     unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
                     qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
@@ -755,9 +851,16 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
             }
         } else if (lim - i >= QD_U) {
             qd_pv pv = qd_src_next(c, need);
-            const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-            unsigned char *yv[4] = QD_DYV(y + i * os, os);
-            qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+#if defined(QV_CODES4)
+            if (!qd_float_in(dk))
+                qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), y + i * os, &pv);
+            else
+#endif
+            {
+                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                unsigned char *yv[4] = QD_DYV(y + i * os, os);
+                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            }
             i += QD_U;
         }
         if (pre) { pre = 0; i = t0; continue; }
@@ -777,13 +880,15 @@ QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsi
 {
     size_t xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
     size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
+    const float *sp = p->scale, *fp = p->zpf;   /* (locals, as in qd_qtile) */
+    const int32_t *zp = p->zp;
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
-        if (!step && K >= QD_LONG) {   /* as in qd_qtile */
+        if (QD_LONG_ROWS && !step && K >= QD_LONG) {   /* as in qd_qtile */
             for (size_t rr = r; rr < r + n; rr++)
                 for (size_t k0 = 0; k0 < K; k0 += QD_U) {
                     size_t kk = k0 + QD_U > K ? K - QD_U : k0;
-                    qd_pv pv = qd_run_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                    qd_pv pv = qd_run_pv(sp, NULL, fp, zp, e + kk, need);
                     const unsigned char *xv[4] = QD_DXV(dk, x + rr * xrow + qd_xbytes(dk, kk));
                     unsigned char *yv[4] = QD_DYV(y + rr * yrow + kk * qd_osize(ok), qd_osize(ok));
                     qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
@@ -797,12 +902,12 @@ QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsi
             qd_pv rpv;
             if (step) {
                 qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
-                rpv = qd_row_pv(p->scale, NULL, p->zpf, p->zp, er, need);
+                rpv = qd_row_pv(sp, NULL, fp, zp, er, need);
             }
             for (size_t k0 = 0; k0 < K; k0 += QV_W) {
                 size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
                 size_t yo = kk * qd_osize(ok);
-                qd_pv pv = step ? rpv : qd_col_pv(p->scale, NULL, p->zpf, p->zp, e + kk, need);
+                qd_pv pv = step ? rpv : qd_col_pv(sp, NULL, fp, zp, e + kk, need);
                 const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
                                               x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
                 unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
@@ -830,7 +935,7 @@ QD_INLINE void qd_dpiece(int dk, int ok, unsigned bits, int sgn, vi h, const uns
         qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
         done = qd_dbody(dk, ok, bits, sgn, h,
                         x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
-                        y + a * os, mt, ovl, &c, need, p->stream);
+                        y + a * os, mt, ovl, &c, need, QD_STREAM(p));
     }
     qd_dscalar(dk, ok, x, y, a + done, b, p);
 }
@@ -862,19 +967,21 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
 }
 
 #if QV_QUARK
-/* int32 / uint32 codes (AMD Quark) -> float32: one entry per stretch, as qd_quark. */
-QD_INLINE void qd_deq_b32(const void *xv, void *yv, size_t n, const qk_dparams *p)
+/* int32 / uint32 codes (AMD Quark) -> float32 (or rounded from it to float16 / bfloat16):
+ * one entry per stretch, as qd_quark. */
+QD_INLINE void qd_deq_b32(int ok, const void *xv, void *yv, size_t n, const qk_dparams *p)
 {
     const unsigned char *x = (const unsigned char *)xv;
-    float *y = (float *)yv;
+    unsigned char *y = (unsigned char *)yv;
     for (size_t a = 0, len; a < n; a += len) {
         size_t e = QK_QENTRY(p, a, &len), i = a;
         if (len > n - a) len = n - a;
         if (len >= QD_U) {
             qv_dkc kc = qv_b32_init(p, e);
-            for (; a + len - i >= QV_W; i += QV_W) qv_storeu_f(y + i, qv_b32_dvec(x + 4 * i, &kc));
+            for (; a + len - i >= QV_W; i += QV_W)
+                qv_store_out(ok, y + i * qd_osize(ok), qv_b32_dvec(x + 4 * i, &kc));
         }
-        qd_dscalar(QK_D_B32, QK_O_F32, x, (unsigned char *)y, i, a + len, p);
+        qd_dscalar(QK_D_B32, ok, x, y, i, a + len, p);
     }
 }
 
@@ -889,7 +996,7 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
     if (n == 0) return;
     if (dk == QK_D_B32) {
 #if QV_QUARK
-        qd_deq_b32(x, y, n, p);
+        qd_deq_b32(ok, x, y, n, p);
 #endif
     } else if (qd_float_in(dk)) {
         qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
