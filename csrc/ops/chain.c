@@ -15,18 +15,16 @@
 
 #include "common.h"
 #include "chain.h"
-#include "../kernels/convert.h"
+#include "chain_impl.h"
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
+#include "chain_avx2.h"
+#define CHAIN_AVX2 1
+#endif
 
 #define PIECE_ELEMS ((size_t)16384)           /* float32 scratch per piece: 64 KB */
 #define TABLE_MAX_BYTES ((size_t)16 << 20)    /* per input type */
 
 enum { T_U8, T_I8, T_U16, T_I16, T_N };
-
-typedef struct chain_op {
-    int32_t kind;
-    int64_t count;
-    const float *v;
-} chain_op;
 
 struct qs_chain {
     qs_chain_q q;
@@ -53,28 +51,6 @@ static int table_kind(int32_t t)
     case QSIMD_UINT16: return T_U16;
     case QSIMD_INT16: return T_I16;
     default: return -1;
-    }
-}
-
-static void apply_scalar(int32_t kind, float *t, size_t n, float c)
-{
-    size_t i;
-    switch (kind) {
-    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c; break;
-    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c; break;
-    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c; break;
-    default: for (i = 0; i < n; i++) t[i] = t[i] / c; break;
-    }
-}
-
-static void apply_vector(int32_t kind, float *t, size_t n, const float *c)
-{
-    size_t i;
-    switch (kind) {
-    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c[i]; break;
-    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c[i]; break;
-    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c[i]; break;
-    default: for (i = 0; i < n; i++) t[i] = t[i] / c[i]; break;
     }
 }
 
@@ -221,126 +197,36 @@ void qs_chain_free(qs_chain *c)
     free(c);
 }
 
-/* Output geometry of one run: y's dims, each y axis's stride in x (elements), and the y axis
- * of the channel (-1: none). */
-typedef struct geom {
-    int nd;
-    int64_t d[QSIMD_MAX_DIMS];
-    int64_t sst[QSIMD_MAX_DIMS];
-    size_t n;
-} geom;
-
-/* x's elements [src + i*s] for i < len as float32. */
-static void load_row(const char *x, int32_t xt, int64_t src, int64_t s, size_t len, float *t)
+/* The AVX2 build of the loops when the active instruction set has AVX2 (qsimd_set_isa and
+ * QSIMD_ISA choose it as they choose the kernels). */
+static int use_avx2(void)
 {
-#define LOAD(T, CONV)                                                                      \
-    do {                                                                                   \
-        const T *p = (const T *)x + src;                                                   \
-        for (size_t i = 0; i < len; i++) t[i] = CONV(p[(int64_t)i * s]);                  \
-    } while (0)
-#define AS_FLOAT(v) ((float)(v))
-    switch (xt) {
-    case QSIMD_UINT8: LOAD(uint8_t, AS_FLOAT); break;
-    case QSIMD_INT8: LOAD(int8_t, AS_FLOAT); break;
-    case QSIMD_UINT16: LOAD(uint16_t, AS_FLOAT); break;
-    case QSIMD_INT16: LOAD(int16_t, AS_FLOAT); break;
-    case QSIMD_FLOAT16: LOAD(uint16_t, qk_f16_to_f32); break;
-    case QSIMD_BFLOAT16: LOAD(uint16_t, qk_bf16_to_f32); break;
-    default: LOAD(float, AS_FLOAT); break;
-    }
-#undef LOAD
-#undef AS_FLOAT
+#ifdef CHAIN_AVX2
+    const char *isa = qsimd_get_isa();
+    return strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0;
+#else
+    return 0;
+#endif
 }
 
-/* Output elements [o0, o1) of the chain, in y's order, into t. */
-static void gather_chain(const qs_chain *c, const geom *g, int jc, const char *x, int32_t xt,
-                         size_t o0, size_t o1, float *t)
+static void run_gather(int avx2, const chain_op *ops, int n_ops, const geom *g, int jc,
+                       const char *x, int32_t xt, size_t o0, size_t o1, float *t)
 {
-    int64_t idx[QSIMD_MAX_DIMS], src = 0;
-    int nd = g->nd, last = nd - 1;
-    size_t rem = o0;
-    for (int j = last; j >= 0; j--) {
-        idx[j] = (int64_t)(rem % (size_t)g->d[j]);
-        rem /= (size_t)g->d[j];
-        src += idx[j] * g->sst[j];
-    }
-    for (size_t o = o0; o < o1;) {
-        size_t len = nd ? (size_t)(g->d[last] - idx[last]) : 1;
-        if (len > o1 - o) len = o1 - o;
-        int64_t s = nd ? g->sst[last] : 0;
-        float *row = t + (o - o0);
-        load_row(x, xt, src, s, len, row);
-        for (int i = 0; i < c->n_ops; i++) {
-            const chain_op *op = &c->ops[i];
-            if (op->count == 1)
-                apply_scalar(op->kind, row, len, op->v[0]);
-            else if (jc == last)
-                apply_vector(op->kind, row, len, op->v + idx[last]);
-            else
-                apply_scalar(op->kind, row, len, op->v[idx[jc]]);
-        }
-        o += len;
-        if (nd == 0) break;
-        idx[last] += (int64_t)len;
-        src += (int64_t)len * s;
-        for (int j = last; j > 0 && idx[j] == g->d[j]; j--) {
-            src -= g->d[j] * g->sst[j];
-            idx[j] = 0;
-            idx[j - 1]++;
-            src += g->sst[j - 1];
-        }
-    }
+#ifdef CHAIN_AVX2
+    if (avx2) { qs_chain_gather_avx2(ops, n_ops, g, jc, x, xt, o0, o1, t); return; }
+#endif
+    (void)avx2;
+    gather_chain(ops, n_ops, g, jc, x, xt, o0, o1, t);
 }
 
-#define LOOKUP_ROW(XT, YT)                                                                  \
-    do {                                                                                   \
-        const XT *xs = (const XT *)x + src;                                                \
-        YT *yd = (YT *)y + o;                                                              \
-        const YT *tb = (const YT *)tp;                                                     \
-        size_t i;                                                                          \
-        if (per_elem)                                                                      \
-            for (i = 0; i < len; i++)                                                      \
-                yd[i] = tb[((size_t)idx[last] + i) * nv + xs[(int64_t)i * s]];             \
-        else if (s == 1)                                                                   \
-            for (i = 0; i < len; i++) yd[i] = tb[xs[i]];                                   \
-        else                                                                               \
-            for (i = 0; i < len; i++) yd[i] = tb[xs[(int64_t)i * s]];                      \
-    } while (0)
-
-/* y = table[channel][x bits], walking y in order (x read through the transpose). */
-static void lookup_all(const qs_chain *c, const geom *g, int jc, const unsigned char *tab,
+static void run_lookup(int avx2, size_t esize, const geom *g, int jc, const unsigned char *tab,
                        size_t nv, int xbytes, const char *x, char *y)
 {
-    int64_t idx[QSIMD_MAX_DIMS], src = 0;
-    int nd = g->nd, last = nd - 1;
-    size_t esize = c->esize;
-    for (int j = 0; j < nd; j++) idx[j] = 0;
-    for (size_t o = 0; o < g->n;) {
-        size_t len = nd ? (size_t)g->d[last] : 1;
-        int64_t s = nd ? g->sst[last] : 0;
-        int per_elem = jc >= 0 && jc == last;
-        const unsigned char *tp = tab + (jc >= 0 && !per_elem ? (size_t)idx[jc] * nv * esize
-                                                              : 0);
-        if (xbytes == 1) {
-            if (esize == 1) LOOKUP_ROW(uint8_t, uint8_t);
-            else if (esize == 2) LOOKUP_ROW(uint8_t, uint16_t);
-            else LOOKUP_ROW(uint8_t, uint32_t);
-        } else {
-            if (esize == 1) LOOKUP_ROW(uint16_t, uint8_t);
-            else if (esize == 2) LOOKUP_ROW(uint16_t, uint16_t);
-            else LOOKUP_ROW(uint16_t, uint32_t);
-        }
-        o += len;
-        if (nd <= 1) { if (nd == 0) break; continue; }
-        idx[last - 1]++;
-        src += g->sst[last - 1];
-        for (int j = last - 1; j > 0 && idx[j] == g->d[j]; j--) {
-            src -= g->d[j] * g->sst[j];
-            idx[j] = 0;
-            idx[j - 1]++;
-            src += g->sst[j - 1];
-        }
-    }
+#ifdef CHAIN_AVX2
+    if (avx2) { qs_chain_lookup_avx2(esize, g, jc, tab, nv, xbytes, x, y); return; }
+#endif
+    (void)avx2;
+    lookup_all(esize, g, jc, tab, nv, xbytes, x, y);
 }
 
 static const unsigned char *get_table(qs_chain *c, int k)
@@ -416,6 +302,7 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
     int a = -1;   /* the quantization axis of y (per-axis / blocked) */
     if (c->ns > 1) a = (int)(c->q.opt.axis < 0 ? c->q.opt.axis + r : c->q.opt.axis);
 
+    int avx2 = use_avx2();
     int k = table_kind(xt);
     if (k >= 0 && c->tables) {
         /* the tables' channel axis of y: the quantization axis, or the constants' */
@@ -423,7 +310,7 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
         if (!(c->ns > 1 && c->chans && a != jc)) {
             const unsigned char *tab = get_table(c, k);
             if (tab) {
-                lookup_all(c, &g, tj, tab, k <= T_I8 ? 256 : 65536, k <= T_I8 ? 1 : 2,
+                run_lookup(avx2, c->esize, &g, tj, tab, k <= T_I8 ? 256 : 65536, k <= T_I8 ? 1 : 2,
                            (const char *)x->data, (char *)y->data);
                 return QSIMD_OK;
             }
@@ -460,7 +347,7 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
     for (size_t r0 = 0; r0 < rows && rc == QSIMD_OK; r0 += rp) {
         size_t r1 = r0 + rp < rows ? r0 + rp : rows;
         size_t o0 = r0 * inner, o1 = r1 * inner;
-        gather_chain(c, &g, jc, (const char *)x->data, xt, o0, o1, t);
+        run_gather(avx2, c->ops, c->n_ops, &g, jc, (const char *)x->data, xt, o0, o1, t);
         int64_t pshape[QSIMD_MAX_DIMS + 1], sshape[QSIMD_MAX_DIMS + 1];
         qsimd_tensor px, py, ps = *c->q.scale, pz;
         const qsimd_tensor *pzp = c->q.zp;
