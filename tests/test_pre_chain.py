@@ -215,6 +215,29 @@ def test_large_float_pieces(isa):
         assert bits(q(x)) == bits(want)
 
 
+@pytest.mark.parametrize("shape,perm", [((2, 7, 75, 3), (0, 3, 1, 2)), ((3, 130), None),
+                                        ((1, 5, 97, 3), (3, 0, 1, 2)), ((4, 33, 3), (2, 0, 1))])
+def test_long_rows(isa, shape, perm):
+    """Rows long enough for the vector lookups (32 at a time, contiguous or one channel of
+    three interleaved), with tails; per-tensor and per-channel int8 / uint8."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, shape, dtype=np.uint8)
+    c = shape[-1]
+    pre = [("div", 255.0), ("sub", np.linspace(0.3, 0.6, c)), ("div", np.linspace(0.2, 0.3, c))]
+    chan = len(shape) - 1 if perm is None else list(perm).index(len(shape) - 1)
+    for scale, zp, axis in ((np.float32(0.02), np.int8(-3), 1),
+                            ((rng.random(c) * 0.03 + 0.01).astype(np.float32),
+                             rng.integers(0, 256, c).astype(np.uint8), chan)):
+        q = qsimd.Quantizer(scale, zp, axis=axis, pre=pre, perm=perm)
+        want = expected(x, pre, perm, scale, zp, axis=axis)
+        assert bits(q(x)) == bits(want)
+        x2 = x[..., ::-1].copy()   # every table row used in another order
+        assert bits(q(x2)) == bits(expected(x2, pre, perm, scale, zp, axis=axis))
+    scalars = [("div", 255.0), ("sub", 0.45), ("div", 0.226)]   # one table: contiguous rows
+    q = qsimd.Quantizer(np.float32(0.02), np.int8(1), pre=scalars, perm=perm)
+    assert bits(q(x)) == bits(expected(x, scalars, perm, np.float32(0.02), np.int8(1)))
+
+
 def test_no_chain_only_perm_and_rank0():
     x = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
     q = qsimd.Quantizer(np.float32(0.5), np.uint8(3), perm=(2, 0, 1))

@@ -140,6 +140,17 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
         const unsigned char *tp = tab + (jc >= 0 && !per_elem ? (size_t)idx[jc] * nv * esize
                                                               : 0);
         if (xbytes == 1) {
+#ifdef CHAIN_LOOKUP_U8
+            /* 8-bit codes from 8-bit inputs: the including file's vector loop takes the row
+             * (it returns how many elements it did; the rest go below) */
+            if (esize == 1 && !per_elem) {
+                size_t done = CHAIN_LOOKUP_U8(tp, (const uint8_t *)x + src, s, len,
+                                              (uint8_t *)y + o);
+                const uint8_t *xs = (const uint8_t *)x + src;
+                uint8_t *yd = (uint8_t *)y + o;
+                for (size_t i = done; i < len; i++) yd[i] = tp[xs[(int64_t)i * s]];
+            } else
+#endif
             if (esize == 1) LOOKUP_ROW(uint8_t, uint8_t);
             else if (esize == 2) LOOKUP_ROW(uint8_t, uint16_t);
             else LOOKUP_ROW(uint8_t, uint32_t);
