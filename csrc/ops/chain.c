@@ -242,6 +242,83 @@ static const unsigned char *get_table(qs_chain *c, int k)
     return t;
 }
 
+/* The float path over one tensor of geometry g (written in g's order to y): pieces of whole
+ * rows of the trailing axes from the quantization axis a on (a < 0, per-tensor: any range),
+ * so each piece is a tensor the operator takes as it is; the chain into a float32 scratch,
+ * then qsimd_quantize_linear on the piece. */
+static int float_pieces(const qs_chain *c, int avx2, const geom *g, int jc, int a,
+                        const char *x, int32_t xt, char *y, qsimd_error *err)
+{
+    int r = g->nd, rc;
+    size_t nx = g->n;
+    unsigned bits = qs_bits(c->q.y_dtype);
+    int packed = bits < 8 && c->q.y_packed;
+    unsigned per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 1u;
+    unsigned gbytes = bits == 6 ? 3u : 1u;
+    size_t ysize = packed ? 0 : bits < 8 ? 1 : bits / 8;
+    size_t inner = 1, rows, rp;
+    if (a >= 0) {
+        for (int j = a; j < r; j++) inner *= (size_t)g->d[j];
+        rows = nx / inner;
+        rp = PIECE_ELEMS / inner;
+        if (rp < 1) rp = 1;
+        if (packed && inner % per_byte) rp = (rp + per_byte - 1) / per_byte * per_byte;
+    } else {
+        rows = nx;
+        rp = PIECE_ELEMS;
+    }
+    size_t maxp = rp * inner < nx ? rp * inner : nx;
+    float *t = (float *)malloc(maxp * sizeof(float));
+    if (!t) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's scratch");
+    size_t sinner = 1, selem = qs_nbytes(c->q.scale->dtype, 0, 1);
+    size_t zelem = c->q.zp ? qs_nbytes(c->q.zp->dtype, 0, 1) : 0;
+    int blocked = a >= 0 && c->q.opt.block_size != 0;
+    if (blocked)
+        for (int j = a; j < r; j++) sinner *= (size_t)c->q.scale->shape[j];
+    rc = QSIMD_OK;
+    for (size_t r0 = 0; r0 < rows && rc == QSIMD_OK; r0 += rp) {
+        size_t r1 = r0 + rp < rows ? r0 + rp : rows;
+        size_t o0 = r0 * inner, o1 = r1 * inner;
+        run_gather(avx2, c->ops, c->n_ops, g, jc, x, xt, o0, o1, t);
+        int64_t pshape[QSIMD_MAX_DIMS + 1], sshape[QSIMD_MAX_DIMS + 1];
+        qsimd_tensor px, py, ps = *c->q.scale, pz;
+        const qsimd_tensor *pzp = c->q.zp;
+        qsimd_quantize_options o = c->q.opt;
+        memset(&px, 0, sizeof px);
+        px.data = t;
+        px.dtype = QSIMD_FLOAT;
+        px.shape = pshape;
+        if (a >= 0) {
+            px.ndim = r - a + 1;
+            pshape[0] = (int64_t)(r1 - r0);
+            for (int j = a; j < r; j++) pshape[j - a + 1] = g->d[j];
+            o.axis = 1;
+            if (blocked) {
+                ps.ndim = r - a + 1;
+                sshape[0] = (int64_t)(r1 - r0);
+                for (int j = a; j < r; j++) sshape[j - a + 1] = c->q.scale->shape[j];
+                ps.shape = sshape;
+                ps.data = (char *)c->q.scale->data + r0 * sinner * selem;
+                if (c->q.zp) {
+                    pz = ps;
+                    pz.dtype = c->q.zp->dtype;
+                    pz.data = (char *)c->q.zp->data + r0 * sinner * zelem;
+                    pzp = &pz;
+                }
+            }
+        } else {
+            px.ndim = 1;
+            pshape[0] = (int64_t)(o1 - o0);
+        }
+        py = px;
+        py.dtype = c->q.y_dtype;
+        py.packed = packed;
+        py.data = y + (packed ? o0 / per_byte * gbytes : o0 * ysize);
+        rc = qsimd_quantize_linear(&px, &ps, pzp, &o, &py, err);
+    }
+    free(t);
+    return rc;
+}
 int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsimd_error *err)
 {
     size_t nx;
@@ -317,73 +394,43 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
         }
     }
 
-    /* float path: pieces of whole rows of y's trailing axes from the quantization axis on
-     * (per-tensor: any range), so each piece is a tensor the operator takes as it is */
+    /* float path. With a transpose, and outputs of whole bytes per element quantized per
+     * tensor or per axis, the chain and the quantization run in x's order (contiguous reads,
+     * the operator's own kernels) and only the codes are transposed: the scale entry of an
+     * element depends on its index along one axis, which the transpose keeps. The axes the
+     * transpose leaves in front (a batch) split the work into sub-tensors. */
     unsigned bits = qs_bits(c->q.y_dtype);
     int packed = bits < 8 && c->q.y_packed;
-    unsigned per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 1u;
-    unsigned gbytes = bits == 6 ? 3u : 1u;
-    size_t ysize = packed ? 0 : bits < 8 ? 1 : bits / 8;
-    size_t inner = 1, rows, rp;
-    if (a >= 0) {
-        for (int j = a; j < r; j++) inner *= (size_t)g.d[j];
-        rows = nx / inner;
-        rp = PIECE_ELEMS / inner;
-        if (rp < 1) rp = 1;
-        if (packed && inner % per_byte) rp = (rp + per_byte - 1) / per_byte * per_byte;
-    } else {
-        rows = nx;
-        rp = PIECE_ELEMS;
+    int kfix = 0;
+    while (kfix < r && (c->perm_len == 0 || c->perm[kfix] == kfix)) kfix++;
+    int identity = kfix == r;
+    if (a >= 0 && kfix > a) kfix = a;
+    if (pa >= 0 && kfix > pa) kfix = pa;
+    if (identity || packed || (a >= 0 && c->q.opt.block_size != 0))
+        return float_pieces(c, avx2, &g, jc, a, (const char *)x->data, xt, (char *)y->data,
+                            err);
+    size_t ysize = bits < 8 ? 1 : bits / 8, xsize = qs_bits(xt) / 8, outer = 1;
+    for (int j = 0; j < kfix; j++) outer *= (size_t)x->shape[j];
+    geom gx, gy;
+    gx.nd = gy.nd = r - kfix;
+    gx.n = gy.n = nx / outer;
+    for (int j = kfix; j < r; j++) {
+        gx.d[j - kfix] = x->shape[j];
+        gx.sst[j - kfix] = xst[j];
+        gy.d[j - kfix] = g.d[j];
+        gy.sst[j - kfix] = g.sst[j];
     }
-    size_t maxp = rp * inner < nx ? rp * inner : nx;
-    float *t = (float *)malloc(maxp * sizeof(float));
-    if (!t) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's scratch");
-    size_t sinner = 1, selem = qs_nbytes(c->q.scale->dtype, 0, 1);
-    size_t zelem = c->q.zp ? qs_nbytes(c->q.zp->dtype, 0, 1) : 0;
-    int blocked = a >= 0 && c->q.opt.block_size != 0;
-    if (blocked)
-        for (int j = a; j < r; j++) sinner *= (size_t)c->q.scale->shape[j];
+    int ax = a >= 0 ? (int)c->perm[a] - kfix : -1;
+    unsigned char *codes = (unsigned char *)malloc(gx.n * ysize);
+    if (!codes) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's scratch");
     rc = QSIMD_OK;
-    for (size_t r0 = 0; r0 < rows && rc == QSIMD_OK; r0 += rp) {
-        size_t r1 = r0 + rp < rows ? r0 + rp : rows;
-        size_t o0 = r0 * inner, o1 = r1 * inner;
-        run_gather(avx2, c->ops, c->n_ops, &g, jc, (const char *)x->data, xt, o0, o1, t);
-        int64_t pshape[QSIMD_MAX_DIMS + 1], sshape[QSIMD_MAX_DIMS + 1];
-        qsimd_tensor px, py, ps = *c->q.scale, pz;
-        const qsimd_tensor *pzp = c->q.zp;
-        qsimd_quantize_options o = c->q.opt;
-        memset(&px, 0, sizeof px);
-        px.data = t;
-        px.dtype = QSIMD_FLOAT;
-        px.shape = pshape;
-        if (a >= 0) {
-            px.ndim = r - a + 1;
-            pshape[0] = (int64_t)(r1 - r0);
-            for (int j = a; j < r; j++) pshape[j - a + 1] = g.d[j];
-            o.axis = 1;
-            if (blocked) {
-                ps.ndim = r - a + 1;
-                sshape[0] = (int64_t)(r1 - r0);
-                for (int j = a; j < r; j++) sshape[j - a + 1] = c->q.scale->shape[j];
-                ps.shape = sshape;
-                ps.data = (char *)c->q.scale->data + r0 * sinner * selem;
-                if (c->q.zp) {
-                    pz = ps;
-                    pz.dtype = c->q.zp->dtype;
-                    pz.data = (char *)c->q.zp->data + r0 * sinner * zelem;
-                    pzp = &pz;
-                }
-            }
-        } else {
-            px.ndim = 1;
-            pshape[0] = (int64_t)(o1 - o0);
-        }
-        py = px;
-        py.dtype = c->q.y_dtype;
-        py.packed = packed;
-        py.data = (char *)y->data + (packed ? o0 / per_byte * gbytes : o0 * ysize);
-        rc = qsimd_quantize_linear(&px, &ps, pzp, &o, &py, err);
+    for (size_t o = 0; o < outer && rc == QSIMD_OK; o++) {
+        rc = float_pieces(c, avx2, &gx, pa >= 0 ? pa - kfix : -1, ax,
+                          (const char *)x->data + o * gx.n * xsize, xt, (char *)codes, err);
+        if (rc == QSIMD_OK)
+            run_lookup(avx2, ysize, &gy, -1, NULL, 0, (int)ysize, (const char *)codes,
+                       (char *)y->data + o * gx.n * ysize);
     }
-    free(t);
+    free(codes);
     return rc;
 }

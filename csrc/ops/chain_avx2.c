@@ -6,16 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* y[i] = tab[x[i * s]] for 8-bit codes and inputs, 32 at a time, for s = 1 (contiguous) and
- * s = 3 (one channel of interleaved RGB: HWC -> CHW). A 256-entry table is 16 rows of 16
+/* y[i] = tab[x[i * s]] for 8-bit codes and inputs (tab NULL: y[i] = x[i * s]), 32 at a
+ * time, for s = 1 (contiguous) and s = 3 (one channel of interleaved RGB: HWC -> CHW). A 256-entry table is 16 rows of 16
  * bytes: pshufb picks within a row by the index's low nibble, a compare on the high nibble
  * keeps the right row. Returns the elements done (the caller finishes the row). */
 static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t s, size_t len,
                              uint8_t *y)
 {
-    if ((s != 1 && s != 3) || len < 33) return 0;
+    if ((s != 1 && s != 3) || len < 33 || (s == 1 && !tab)) return 0;
     __m256i rows[16];
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; tab && k < 16; k++)
         rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(tab + 16 * k)));
     const __m256i nib = _mm256_set1_epi8(0x0f);
     /* bytes 0, 3, 6, ... of 48 bytes in three 16-byte loads: the shuffles of each load (-1:
@@ -41,6 +41,10 @@ static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t
                              _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 64)), m1)),
                 _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 80)), m2));
             idx = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+        }
+        if (!tab) {   /* the de-interleave alone (a transpose of computed codes) */
+            _mm256_storeu_si256((__m256i *)(y + i), idx);
+            continue;
         }
         __m256i lo = _mm256_and_si256(idx, nib);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(idx, 4), nib);

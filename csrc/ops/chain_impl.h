@@ -78,6 +78,34 @@ static void gather_chain(const chain_op *ops, int n_ops, const geom *g, int jc, 
     int64_t idx[QSIMD_MAX_DIMS], src = 0;
     int nd = g->nd, last = nd - 1;
     size_t rem = o0;
+    /* x read in its own order (contiguous) with short rows (HWC pixels): the whole range at
+     * once, per-channel constants repeated to a block of whole periods */
+    int contiguous = nd > 0 && (jc < 0 || jc == last) && g->d[last] < 256;
+    int64_t st = 1;
+    for (int j = last; contiguous && j >= 0; j--) {
+        contiguous = g->sst[j] == st;
+        st *= g->d[j];
+    }
+    if (contiguous) {
+        size_t n = o1 - o0, period = (size_t)g->d[last];
+        float rep[256];   /* a few vectors' worth: built per piece and op */
+        size_t blk = 256 / period * period;
+        load_row(x, xt, (int64_t)o0, 1, n, t);
+        for (int i = 0; i < n_ops; i++) {
+            const chain_op *op = &ops[i];
+            if (op->count == 1) {
+                apply_scalar(op->kind, t, n, op->v[0]);
+                continue;
+            }
+            for (size_t e = 0, ph = o0 % period; e < blk; e++) {
+                rep[e] = op->v[ph];
+                if (++ph == period) ph = 0;
+            }
+            for (size_t at = 0; at < n; at += blk)
+                apply_vector(op->kind, t + at, n - at < blk ? n - at : blk, rep);
+        }
+        return;
+    }
     for (int j = last; j >= 0; j--) {
         idx[j] = (int64_t)(rem % (size_t)g->d[j]);
         rem /= (size_t)g->d[j];
@@ -126,7 +154,8 @@ static void gather_chain(const chain_op *ops, int n_ops, const geom *g, int jc, 
             for (i = 0; i < len; i++) yd[i] = tb[xs[(int64_t)i * s]];                      \
     } while (0)
 
-/* y = table[channel][x bits], walking y in order (x read through the transpose). */
+/* y = table[channel][x bits], walking y in order (x read through the transpose); tab NULL:
+ * y = x (elements of esize bytes), transposed. */
 static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char *tab, size_t nv,
                        int xbytes, const char *x, char *y)
 {
@@ -137,9 +166,25 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
         size_t len = nd ? (size_t)g->d[last] : 1;
         int64_t s = nd ? g->sst[last] : 0;
         int per_elem = jc >= 0 && jc == last;
-        const unsigned char *tp = tab + (jc >= 0 && !per_elem ? (size_t)idx[jc] * nv * esize
-                                                              : 0);
-        if (xbytes == 1) {
+        const unsigned char *tp = !tab ? NULL : tab + (jc >= 0 && !per_elem
+                                                       ? (size_t)idx[jc] * nv * esize : 0);
+        if (!tab) {   /* no table: a transpose of codes already computed, esize bytes each */
+            size_t done = 0;
+#ifdef CHAIN_LOOKUP_U8
+            if (esize == 1)
+                done = CHAIN_LOOKUP_U8(NULL, (const uint8_t *)x + src, s, len, (uint8_t *)y + o);
+#endif
+#define COPY_ROW(T)                                                                        \
+            do {                                                                           \
+                const T *xs = (const T *)x + src;                                          \
+                T *yd = (T *)y + o;                                                        \
+                for (size_t i = done; i < len; i++) yd[i] = xs[(int64_t)i * s];            \
+            } while (0)
+            if (esize == 1) COPY_ROW(uint8_t);
+            else if (esize == 2) COPY_ROW(uint16_t);
+            else COPY_ROW(uint32_t);
+#undef COPY_ROW
+        } else if (xbytes == 1) {
 #ifdef CHAIN_LOOKUP_U8
             /* 8-bit codes from 8-bit inputs: the including file's vector loop takes the row
              * (it returns how many elements it did; the rest go below) */
