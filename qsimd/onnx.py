@@ -198,6 +198,8 @@ def _follow_chain(inp, consumers, consts, outputs):
     if not nodes:
         return [], n, None, None
     q = n
+    if inp.name in outputs:
+        return nodes, q, None, f"input {inp.name!r} is also a graph output"
     if rank is None:
         return nodes, q, None, f"the rank of input {inp.name!r} is unknown"
     if dtype not in _CHAIN_INPUTS:

@@ -479,3 +479,10 @@ def test_chain_that_cannot_be_absorbed():
     m = _chain_model([("Cast", None), ("Sub", np.ones((6, 1, 3), np.float32))])
     with pytest.raises(ValueError, match="more than one axis"):
         qonnx.split_boundary(m, inputs=["X"])
+    m = _chain_model([("Cast", None), ("Div", 255.0)])   # X also a graph output: kept
+    m.graph.output.append(helper.make_tensor_value_info("X", TensorProto.UINT8, (2, 6, 5, 3)))
+    with pytest.raises(ValueError, match="also a graph output"):
+        qonnx.split_boundary(m, inputs=["X"])
+    m = _chain_model([("Cast", None), ("Div", 255.0), ("Sub", MEAN3)])   # an intermediate too
+    m.graph.output.append(helper.make_tensor_value_info("c1", TensorProto.FLOAT, (2, 6, 5, 3)))
+    assert qonnx.boundary(m) == []
