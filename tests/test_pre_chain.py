@@ -216,7 +216,8 @@ def test_large_float_pieces(isa):
 
 
 @pytest.mark.parametrize("shape,perm", [((2, 7, 75, 3), (0, 3, 1, 2)), ((3, 130), None),
-                                        ((1, 5, 97, 3), (3, 0, 1, 2)), ((4, 33, 3), (2, 0, 1))])
+                                        ((1, 5, 97, 3), (3, 0, 1, 2)), ((4, 33, 3), (2, 0, 1)),
+                                        ((1, 2, 64, 3), (0, 3, 1, 2)), ((2, 64), None)])
 def test_long_rows(isa, shape, perm):
     """Rows long enough for the vector lookups (32 at a time, contiguous or one channel of
     three interleaved), with tails; per-tensor and per-channel int8 / uint8."""

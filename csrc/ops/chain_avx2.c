@@ -11,9 +11,9 @@
  * bytes: pshufb picks within a row by the index's low nibble, a compare on the high nibble
  * keeps the right row. Returns the elements done (the caller finishes the row). */
 static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t s, size_t len,
-                             uint8_t *y)
+                             uint8_t *y, size_t avail)
 {
-    if ((s != 1 && s != 3) || len < 33 || (s == 1 && !tab)) return 0;
+    if ((s != 1 && s != 3) || len < 32 || (s == 1 && !tab)) return 0;
     __m256i rows[16];
     for (int k = 0; tab && k < 16; k++)
         rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(tab + 16 * k)));
@@ -24,9 +24,9 @@ static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t
     const __m128i m1 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
     const __m128i m2 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
     size_t i = 0;
-    /* s = 3 reads 2 bytes past the last element of a chunk: a chunk runs only when at least
-     * one element follows it */
-    for (; i + 32 < len; i += 32) {
+    /* a chunk of s = 3 reads 96 bytes, 2 past its last element: those must be in x (the
+     * next row's, mostly) */
+    for (; i + 32 <= len && (size_t)s * i + 32 * (size_t)s <= avail; i += 32) {
         __m256i idx;
         if (s == 1) {
             idx = _mm256_loadu_si256((const __m256i *)(x + i));

@@ -172,7 +172,8 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
             size_t done = 0;
 #ifdef CHAIN_LOOKUP_U8
             if (esize == 1)
-                done = CHAIN_LOOKUP_U8(NULL, (const uint8_t *)x + src, s, len, (uint8_t *)y + o);
+                done = CHAIN_LOOKUP_U8(NULL, (const uint8_t *)x + src, s, len, (uint8_t *)y + o,
+                                       g->n - (size_t)src);
 #endif
 #define COPY_ROW(T)                                                                        \
             do {                                                                           \
@@ -187,10 +188,11 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
         } else if (xbytes == 1) {
 #ifdef CHAIN_LOOKUP_U8
             /* 8-bit codes from 8-bit inputs: the including file's vector loop takes the row
-             * (it returns how many elements it did; the rest go below) */
+             * (it returns how many elements it did; the rest go below); it may read up to
+             * the end of x (the last argument: bytes from the row's start) */
             if (esize == 1 && !per_elem) {
                 size_t done = CHAIN_LOOKUP_U8(tp, (const uint8_t *)x + src, s, len,
-                                              (uint8_t *)y + o);
+                                              (uint8_t *)y + o, g->n - (size_t)src);
                 const uint8_t *xs = (const uint8_t *)x + src;
                 uint8_t *yd = (uint8_t *)y + o;
                 for (size_t i = done; i < len; i++) yd[i] = tp[xs[(int64_t)i * s]];
