@@ -378,8 +378,91 @@ def _check_prepared_x(x, scale, axis, block_size, opname):
                          f"needs x.shape[{axis}] == {scale.size}") from None
 
 
+_PRE_OPS = {"add": 1, "sub": 2, "mul": 3, "div": 4}
+# x types a chain reads directly (ONNX codes): uint8, int8, uint16, int16, float32, float16,
+# bfloat16
+_CHAIN_X_CODES = (2, 3, 4, 5, 1, 10, 16)
+
+
+def _chain_args(pre, pre_axis, perm):
+    """Quantizer's pre / pre_axis / perm, validated: (((name, float32 array), ...), kinds,
+    pre_axis, perm tuple)."""
+    if pre is None:
+        pre = ()
+    if isinstance(pre, (str, bytes)) or not hasattr(pre, "__iter__"):
+        raise TypeError(f"pre must be a list of (operation, constant) pairs, got "
+                        f"{type(pre).__name__}")
+    ops, kinds, length = [], [], None
+    for i, item in enumerate(pre):
+        if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise TypeError(f"pre[{i}] must be an (operation, constant) pair, got {item!r}")
+        name, const = item
+        if not isinstance(name, str):
+            raise TypeError(f"pre[{i}]: the operation must be a str, got "
+                            f"{type(name).__name__}")
+        if name not in _PRE_OPS:
+            raise ValueError(f"pre[{i}]: unknown operation {name!r} (expected add, sub, mul "
+                             f"or div)")
+        if isinstance(const, (bool, np.bool_)):
+            raise TypeError(f"pre[{i}]: the constant must be a number or a 1-D array of "
+                            f"numbers, got bool")
+        c, = _arrays.arrays((const, f"pre[{i}]"))
+        c = np.asarray(c)
+        if c.dtype.kind not in "iuf":
+            raise TypeError(f"pre[{i}]: the constant must be a number or a 1-D array of "
+                            f"numbers, got {c.dtype}")
+        if c.ndim > 1 or c.size == 0:
+            raise ValueError(f"pre[{i}]: the constant must be a number or a non-empty 1-D "
+                             f"array, got shape {c.shape}")
+        c = np.array(c.astype(np.float32).reshape(-1), copy=True)
+        c.flags.writeable = False
+        if c.size > 1:
+            if length is not None and c.size != length:
+                raise ValueError(f"pre[{i}]: a constant of {c.size} values, but an earlier "
+                                 f"one has {length} (per-channel constants all run along "
+                                 f"pre_axis)")
+            length = c.size
+        ops.append((name, c if np.ndim(const) else float(c[0])))
+        kinds.append(_PRE_OPS[name])
+    pre_axis = _args.attr64(pre_axis, "pre_axis")
+    if perm is None:
+        perm_t = ()
+    else:
+        if isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__"):
+            raise TypeError(f"perm must be a sequence of axes, got {type(perm).__name__}")
+        try:
+            perm_t = tuple(operator.index(p) for p in perm)
+        except TypeError:
+            raise TypeError(f"perm must hold integers, got {perm!r}") from None
+        n = len(perm_t)
+        norm = tuple(p + n if p < 0 else p for p in perm_t)
+        if sorted(norm) != list(range(n)):
+            raise ValueError(f"perm must be a permutation of the axes 0..{n - 1}, got "
+                             f"{perm_t}")
+        perm_t = norm
+    return tuple(ops), kinds, pre_axis, perm_t
+
+
+def _chain_call(chain, x, out, yt, packed, perm):
+    """One call of a Quantizer with a chain."""
+    x, xt = _args.float_input(x, "x", _CHAIN_X_CODES, False)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    if perm and len(perm) != x.ndim:
+        raise ValueError(f"perm has {len(perm)} entries but x has rank {x.ndim}")
+    yshape = tuple(x.shape[p] for p in perm) if perm else x.shape
+    if packed:
+        shape, dtype = ((x.size * SUBBYTE_BITS[yt] + 7) // 8,), np.dtype(np.uint8)
+    else:
+        shape, dtype = yshape, CODE_TO_DTYPE[yt]
+    y, user_out = _args.output(out, shape, dtype, (x,))
+    chain.run(x, xt, y, yt, packed, yshape)
+    y = _args.finish(y, user_out)
+    return PackedTensor(y, CODE_TO_DTYPE[yt], yshape) if packed else y
+
+
 def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, saturate,
-                    precision, packed, num_threads):
+                    precision, packed, num_threads, pre=None, pre_axis=-1, perm=None):
     """Quantizer.__init__ (qsimd._core): validate and convert once."""
     scale, st, zp, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed, None)
@@ -388,6 +471,18 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     scale, zp = _private(scale), _private(zp)
     sat = 1 if _args.flag(saturate, "saturate") else 0
     self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
+    if pre is not None or perm is not None:
+        ops, kinds, pre_axis, perm_t = _chain_args(pre, pre_axis, perm)
+        values = [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops]
+        chain = _core.Chain(scale, st, zp, zt or 0, yt, packed, axis, block_size, sat, prec,
+                            threads, kinds, values, pre_axis, perm_t)
+        self._args += (ops, pre_axis, perm_t if perm is not None else None)
+
+        def chained(x, out, _chain=chain):
+            return _chain_call(_chain, x, out, yt, packed, perm_t)
+        self._setup(True, scale, st, zp, -1, yt, axis, block_size, sat, prec, packed, threads,
+                    chained)
+        return
 
     def slow(x, out, _q=quantize_linear):
         x, = _arrays.arrays((x, "x"))
@@ -498,9 +593,11 @@ def _code_dtype(code):
 
 def _reduce_prepared(self):
     if isinstance(self, _core.Quantizer):
-        scale, zp, axis, block_size, yt, sat, prec, packed, nt = self._args
+        scale, zp, axis, block_size, yt, sat, prec, packed, nt = self._args[:9]
         kw = dict(axis=axis, block_size=block_size, output_dtype=yt, saturate=sat,
                   precision=prec, packed=packed, num_threads=nt)
+        if len(self._args) > 9:
+            kw.update(pre=list(self._args[9]), pre_axis=self._args[10], perm=self._args[11])
     else:
         scale, zp, axis, block_size, _, nt, ot = self._args
         kw = dict(axis=axis, block_size=block_size, output_dtype=ot, num_threads=nt)
@@ -519,7 +616,7 @@ def _repr_prepared(self):
         parts.append(f"block_size={block_size}")
     parts.append(f"output_dtype={name_of(yt)}")
     if q:
-        sat, prec, packed, nt = self._args[5:]
+        sat, prec, packed, nt = self._args[5:9]
         if not sat:
             parts.append("saturate=False")
         if prec:
@@ -530,6 +627,15 @@ def _repr_prepared(self):
         nt = self._args[5]
     if nt is not None:
         parts.append(f"num_threads={nt}")
+    if q and len(self._args) > 9:
+        ops, pre_axis, perm = self._args[9:]
+        pre = ", ".join(f"({name!r}, {c if isinstance(c, float) else _param_repr(c)})"
+                        for name, c in ops)
+        parts.append(f"pre=[{pre}]")
+        if any(not isinstance(c, float) for _, c in ops):
+            parts.append(f"pre_axis={pre_axis}")
+        if perm is not None:
+            parts.append(f"perm={perm}")
     return f"{type(self).__name__}({', '.join(parts)})"
 
 

@@ -1,5 +1,5 @@
 # Types of the compiled bridge (qsimd/_core.pyx). Private: the public API is qsimd's.
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import GenericAlias
 from typing import Any, Generic, Literal, SupportsIndex, TypeVar, overload
 
@@ -27,13 +27,19 @@ class Quantizer(_Prepared, Generic[_R]):
                  zero_point: _ArrayIn | None = None, *, axis: SupportsIndex = 1,
                  block_size: SupportsIndex = 0, output_dtype: _DTypeSpec | None = None,
                  saturate: bool = True, precision: _DTypeSpec | None = None,
-                 packed: Literal[False] = False, num_threads: int | None = None) -> None: ...
+                 packed: Literal[False] = False, num_threads: int | None = None,
+                 pre: Sequence[tuple[str, _ArrayIn]] | None = None,
+                 pre_axis: SupportsIndex = -1,
+                 perm: Sequence[SupportsIndex] | None = None) -> None: ...
     @overload
     def __init__(self: Quantizer[PackedTensor], scale: _ArrayIn,
                  zero_point: _ArrayIn | None = None, *, axis: SupportsIndex = 1,
                  block_size: SupportsIndex = 0, output_dtype: _DTypeSpec | None = None,
                  saturate: bool = True, precision: _DTypeSpec | None = None,
-                 packed: Literal[True], num_threads: int | None = None) -> None: ...
+                 packed: Literal[True], num_threads: int | None = None,
+                 pre: Sequence[tuple[str, _ArrayIn]] | None = None,
+                 pre_axis: SupportsIndex = -1,
+                 perm: Sequence[SupportsIndex] | None = None) -> None: ...
     @overload
     def __call__(self, x: _ArrayIn, out: None = None) -> _R: ...
     @overload
@@ -75,6 +81,15 @@ class Dequantizer(_Prepared):
     def block_size(self) -> int: ...
     @property
     def output_dtype(self) -> np.dtype[Any]: ...
+
+@disjoint_base
+class Chain:
+    def __init__(self, scale: NDArray[Any], st: int, zp: NDArray[Any] | None, zt: int, yt: int,
+                 packed: bool, axis: int, block_size: int, saturate: int, precision: int,
+                 num_threads: int, kinds: list[int], values: list[NDArray[np.float32]],
+                 pre_axis: int, perm: tuple[int, ...]) -> None: ...
+    def run(self, x: NDArray[Any], xt: int, y: NDArray[Any], yt: int, packed: bool,
+            yshape: tuple[int, ...]) -> NDArray[Any]: ...
 
 def quantize(x: NDArray[Any], xt: int, scale: NDArray[Any], st: int, zp: NDArray[Any] | None,
              zt: int, y: NDArray[Any], yt: int, packed: bool, axis: int, block_size: int,

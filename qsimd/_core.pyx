@@ -58,6 +58,20 @@ cdef extern from "qsimd.h" nogil:
     int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
                                const qsimd_tensor *scale, const qsimd_tensor *zero_point,
                                const qsimd_dynamic_options *opt, qsimd_error *err)
+    ctypedef struct qsimd_prepared:
+        pass
+    ctypedef struct qsimd_pre_op:
+        int32_t kind
+        int64_t count
+        const float *values
+    int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                     int32_t y_dtype, int32_t y_packed,
+                                     const qsimd_quantize_options *opt, const qsimd_pre_op *ops,
+                                     int32_t n_ops, int64_t pre_axis, const int64_t *perm,
+                                     int32_t perm_len, qsimd_prepared **out, qsimd_error *err)
+    int qsimd_prepared_run(const qsimd_prepared *p, const qsimd_tensor *x,
+                           const qsimd_tensor *y, qsimd_error *err)
+    void qsimd_prepared_free(qsimd_prepared *p)
     const char *qsimd_get_isa()
     int qsimd_isa_available(const char *name)
     int qsimd_set_isa(const char *name, qsimd_error *err)
@@ -1407,13 +1421,23 @@ cdef class Quantizer(_Prepared):
     The parameters are validated and copied at construction (later changes to your arrays do
     not affect it; Python floats become float32 as in quantize_linear). Per-axis: x.shape[axis]
     must equal the scale's length (ValueError naming x otherwise). Calls share the object
-    read-only: one Quantizer serves many threads at once. Picklable."""
+    read-only: one Quantizer serves many threads at once. Picklable.
+
+    pre / pre_axis / perm: a preprocessing chain in front of the quantization, so that
+    ``q(x)`` equals ``quantize_linear(np.transpose(chain(x), perm), scale, zero_point, ...)``
+    bit for bit (axis etc. refer to the permuted tensor). ``chain(x)`` is ``x.astype(float32)``
+    followed by each ``(op, constant)`` of `pre` in order, op one of "add", "sub", "mul",
+    "div", each one correctly rounded float32 operation (NumPy's float32 arithmetic); a
+    constant is a number or a 1-D array of ``x.shape[pre_axis]`` values (converted to
+    float32). perm: np.transpose's axes for the chain's result (None: unchanged). x: uint8,
+    int8, uint16, int16, float16, bfloat16 or float32."""
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
-                 saturate=True, precision=None, packed=False, num_threads=None):
+                 saturate=True, precision=None, packed=False, num_threads=None, pre=None,
+                 pre_axis=-1, perm=None):
         from . import _api
         _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
-                             saturate, precision, packed, num_threads)
+                             saturate, precision, packed, num_threads, pre, pre_axis, perm)
 
     scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
@@ -1735,3 +1759,71 @@ def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarr
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return elements, scales
+
+
+cdef class Chain:
+    """A prepared QuantizeLinear with a preprocessing chain in front (C's
+    qsimd_prepare_quantize_chain); qsimd.Quantizer(pre=..., perm=...) owns one. Read-only
+    after construction: runs from many threads share it."""
+    cdef qsimd_prepared *p
+    cdef object _keep
+
+    def __cinit__(self, *args, **kwargs):
+        self.p = NULL
+
+    def __init__(self, cnp.ndarray scale, int st, object zp, int zt, int yt, bint packed,
+                  int64_t axis, int64_t block_size, int saturate, int precision,
+                  int num_threads, list kinds, list values, int64_t pre_axis, tuple perm):
+        cdef shaped ss, sz
+        cdef const qsimd_tensor *pz = NULL
+        cdef qsimd_quantize_options opt
+        cdef qsimd_error err
+        cdef qsimd_pre_op ops[64]
+        cdef int64_t cperm[32]
+        cdef int i, rc, n = len(kinds)
+        cdef cnp.ndarray v
+        if n > 64:
+            raise ValueError(f"pre must have at most 64 operations, got {n}")
+        if len(perm) > 32:
+            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
+        fill(&ss, scale, st, 0)
+        if zp is not None:
+            fill(&sz, <cnp.ndarray>zp, zt, 0)
+            pz = &sz.t
+        opt.axis = axis
+        opt.block_size = block_size
+        opt.saturate = saturate
+        opt.precision = precision
+        opt.num_threads = num_threads
+        for i in range(n):
+            v = <cnp.ndarray>values[i]
+            ops[i].kind = kinds[i]
+            ops[i].count = cnp.PyArray_SIZE(v)
+            ops[i].values = <const float *>cnp.PyArray_DATA(v)
+        for i in range(len(perm)):
+            cperm[i] = perm[i]
+        if self.p != NULL:
+            raise RuntimeError("Chain is initialised once")
+        rc = qsimd_prepare_quantize_chain(&ss.t, pz, yt, packed, &opt, ops, n, pre_axis,
+                                          cperm, len(perm), &self.p, &err)
+        if rc != QSIMD_OK:
+            raise_error(rc, &err)
+
+    def __dealloc__(self):
+        qsimd_prepared_free(self.p)
+
+    def run(self, cnp.ndarray x, int xt, cnp.ndarray y, int yt, bint packed, tuple yshape):
+        """y (C-contiguous, of the permuted shape, or the packed bytes) = the chain of x."""
+        cdef shaped sx, sy
+        cdef qsimd_error err
+        cdef int rc, i
+        fill(&sx, x, xt, 0)
+        fill(&sy, y, yt, packed)
+        sy.t.ndim = len(yshape)
+        for i in range(sy.t.ndim):
+            sy.dims[i] = yshape[i]
+        with nogil:
+            rc = qsimd_prepared_run(self.p, &sx.t, &sy.t, &err)
+        if rc != QSIMD_OK:
+            raise_error(rc, &err)
+        return y

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from ._api import Dequantizer, Quantizer
 from ._dtypes import DTYPE_TO_CODE
@@ -157,13 +157,99 @@ def _params(node, consts):
     return vals[0], vals[1]
 
 
-def _make_quantizer(node, consts, opset):
+def _make_quantizer(node, consts, opset, chain=None):
     a = _attrs(node, _Q_ATTRS, opset)
     scale, zp = _params(node, consts)
     prec = a.get("precision") or None
+    kw = {} if chain is None else dict(pre=chain[0], pre_axis=chain[1], perm=chain[2])
     return Quantizer(scale, zp, axis=a.get("axis", 1), block_size=a.get("block_size", 0),
                      output_dtype=a.get("output_dtype") or None,
-                     saturate=bool(a.get("saturate", 1)), precision=prec)
+                     saturate=bool(a.get("saturate", 1)), precision=prec, **kw)
+
+
+# graph input types a preprocessing chain reads (ONNX codes): float32, uint8, int8, uint16,
+# int16, float16, bfloat16
+_CHAIN_INPUTS = {1, 2, 3, 4, 5, 10, 16}
+_CHAIN_OPS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+
+
+def _follow_chain(inp, consumers, consts, outputs):
+    """From graph input `inp`, the nodes of a chain of Cast (to float32), Add / Sub / Mul / Div
+    with a constant and Transpose ending in a QuantizeLinear, each intermediate tensor feeding
+    only the next node: (chain nodes, the QuantizeLinear, (pre, pre_axis, perm) or None, reason
+    or None). (None, None, None, None) when no QuantizeLinear ends a chain."""
+    tt = inp.type.tensor_type
+    dtype = tt.elem_type
+    rank = len(tt.shape.dim) if tt.HasField("shape") else None
+    cur, nodes = inp.name, []
+    while True:
+        users = consumers.get(cur, [])
+        if len(users) != 1 or (nodes and cur in outputs):
+            return None, None, None, None
+        n = users[0]
+        if n.domain not in _DOMAINS:
+            return None, None, None, None
+        if n.op_type == "QuantizeLinear" and n.input and n.input[0] == cur:
+            break
+        if n.op_type not in ("Cast", "Transpose", *_CHAIN_OPS) or len(n.output) != 1:
+            return None, None, None, None
+        nodes.append(n)
+        cur = n.output[0]
+    if not nodes:
+        return [], n, None, None
+    q = n
+    if inp.name in outputs:
+        return nodes, q, None, f"input {inp.name!r} is also a graph output"
+    if rank is None:
+        return nodes, q, None, f"the rank of input {inp.name!r} is unknown"
+    if dtype not in _CHAIN_INPUTS:
+        return nodes, q, None, f"input {inp.name!r} has a type a chain does not read"
+    perm = list(range(rank))   # axis j of the current tensor is axis perm[j] of the input
+    pre, pre_axis, is_float = [], None, dtype == TensorProto.FLOAT
+    prev = inp.name   # the tensor the chain has reached
+    for n in nodes:
+        attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        if n.op_type == "Cast":
+            if attrs.get("to") != TensorProto.FLOAT or set(attrs) - {"to"}:
+                return nodes, q, None, f"Cast {n.name!r} is not a cast to float32"
+            is_float = True
+        elif n.op_type == "Transpose":
+            p = list(attrs.get("perm", range(rank - 1, -1, -1)))
+            if sorted(p) != list(range(rank)):
+                return nodes, q, None, f"Transpose {n.name!r} has a bad perm"
+            perm = [perm[i] for i in p]
+        else:
+            if not is_float:
+                return nodes, q, None, f"{n.op_type} {n.name!r} computes in the input type"
+            if len(n.input) != 2:
+                return nodes, q, None, f"{n.op_type} {n.name!r} does not have two inputs"
+            if n.input[0] == prev and n.input[1] in consts:
+                cname = n.input[1]
+            elif n.op_type in ("Add", "Mul") and n.input[1] == prev and n.input[0] in consts:
+                cname = n.input[0]
+            else:
+                return nodes, q, None, (f"{n.op_type} {n.name!r} does not take the chain "
+                                        f"first and a constant second")
+            c = _value(consts[cname])
+            if c.dtype != np.float32 or c.ndim > rank:
+                return nodes, q, None, f"the constant {cname!r} of {n.op_type} {n.name!r} " \
+                                       f"is not a float32 tensor broadcast to the input"
+            axes = [rank - c.ndim + j for j, d in enumerate(c.shape) if d != 1]
+            if len(axes) > 1:
+                return nodes, q, None, f"the constant {cname!r} varies along more than one axis"
+            if axes:
+                xa = perm[axes[0]]
+                if pre_axis is not None and pre_axis != xa:
+                    return nodes, q, None, (f"the constant {cname!r} runs along another axis "
+                                            f"than an earlier one")
+                pre_axis = xa
+                pre.append((_CHAIN_OPS[n.op_type], c.reshape(-1)))
+            else:
+                pre.append((_CHAIN_OPS[n.op_type], float(c.reshape(-1)[0])))
+        prev = n.output[0]
+    if not is_float:
+        return nodes, q, None, f"the chain from {inp.name!r} never casts to float32"
+    return nodes, q, (pre, -1 if pre_axis is None else pre_axis, tuple(perm)), None
 
 
 def _make_dequantizer(node, consts, opset):
@@ -200,6 +286,16 @@ def _scan(m: onnx.ModelProto):
         qs = [n for n in users if n.op_type == "QuantizeLinear" and n.domain in _DOMAINS
               and n.input and n.input[0] == inp.name and len(n.output) >= 1]
         if not qs:
+            chain, node, pre, why = _follow_chain(inp, consumers, consts, outputs)
+            if not chain:
+                continue
+            op = None
+            if why is None:
+                try:
+                    op = _make_quantizer(node, consts, opset, pre)
+                except (ValueError, TypeError) as e:
+                    why = f"QuantizeLinear {node.name!r}: {e}"
+            found.append((inp.name, "input", node, op, why, chain))
             continue
         node = qs[0]
         reason, op = None, None
@@ -214,7 +310,7 @@ def _scan(m: onnx.ModelProto):
             reason = reason or str(e)
             if "constant" not in str(e) and "attribute" not in str(e):
                 reason = f"QuantizeLinear {node.name!r}: {e}"
-        found.append((inp.name, "input", node, op, reason))
+        found.append((inp.name, "input", node, op, reason, []))
     for out in g.output:
         node = producer.get(out.name)
         if node is None or node.op_type != "DequantizeLinear" or node.domain not in _DOMAINS:
@@ -222,7 +318,7 @@ def _scan(m: onnx.ModelProto):
         reason, op = None, None
         if not node.input or node.input[0] == "":   # not a dequantizer of anything
             found.append((out.name, "output", node, None,
-                          f"the DequantizeLinear producing {out.name!r} has no input"))
+                          f"the DequantizeLinear producing {out.name!r} has no input", []))
             continue
         if consumers.get(out.name):
             reason = f"output {out.name!r} also feeds other nodes"
@@ -234,7 +330,7 @@ def _scan(m: onnx.ModelProto):
             op = _make_dequantizer(node, consts, opset)
         except (ValueError, TypeError) as e:
             reason = reason or f"DequantizeLinear {node.name!r}: {e}"
-        found.append((out.name, "output", node, op, reason))
+        found.append((out.name, "output", node, op, reason, []))
     return found
 
 
@@ -244,9 +340,16 @@ def boundary(model) -> list:
     nodes), as BoundaryEntry(name, kind, node, op) with a ready Quantizer / Dequantizer.
     Opsets 10 to 28; per-tensor, per-axis and blocked; every attribute (axis, block_size,
     output_dtype, saturate, precision). An input that also feeds other nodes is listed (its
-    quantizer is right) but split_boundary refuses it."""
+    quantizer is right) but split_boundary refuses it.
+
+    An input may reach its QuantizeLinear through a preprocessing chain: Cast to float32,
+    Add / Sub / Mul / Div with a float32 constant (a scalar or varying along one axis; the
+    chain's tensor first for Sub and Div), Transpose, in any order, each intermediate tensor
+    feeding only the next node. The quantizer then takes the graph input itself and runs the
+    chain (Quantizer's pre / pre_axis / perm). A chain it cannot take stays in the model (not
+    listed; split_boundary(inputs=[name]) says why)."""
     m = _load(model)
-    return [BoundaryEntry(n, k, node, op) for n, k, node, op, _ in _scan(m) if op is not None]
+    return [BoundaryEntry(n, k, node, op) for n, k, node, op, _, _ in _scan(m) if op is not None]
 
 
 def _value_info(vi, elem_type):
@@ -289,6 +392,8 @@ def split_boundary(model, inputs=None, outputs=None):
     that can be split; [] none). ValueError, naming the tensor and the reason, for a name
     that cannot be split: not on the boundary, feeding other nodes as well, non-constant
     parameters or attributes qsimd does not support. The model given is not changed.
+    Preprocessing chains in front of an input's QuantizeLinear (see boundary()) are removed
+    with it: the core model's input has the quantized type and the transposed shape.
 
     Running the core model on ``quantizers[name](x)`` and applying ``dequantizers`` to its
     outputs gives the original model's results bit for bit wherever the runtime follows the
@@ -315,8 +420,10 @@ def split_boundary(model, inputs=None, outputs=None):
         raise ValueError(f"model is not a valid ONNX model ({_why(e)})") from None
     found = _scan(m)
     by_kind = {"input": {}, "output": {}}
-    for name, kind, node, op, reason in found:
+    chains = {}
+    for name, kind, node, op, reason, chain in found:
         by_kind[kind][name] = (node, op, reason)
+        chains[(name, kind)] = chain
     plan = []
     for kind, wanted in (("input", inputs), ("output", outputs)):
         if isinstance(wanted, (str, bytes)):
@@ -364,10 +471,24 @@ def split_boundary(model, inputs=None, outputs=None):
         removed.append(node)
         if kind == "input":
             code = DTYPE_TO_CODE[np.dtype(op.output_dtype)]
+            chain = chains[(name, kind)]
+            for cn in chain:   # the preprocessing the quantizer now does
+                idx = [i for i, n in enumerate(g.node) if n.output == cn.output and
+                       n.input == cn.input and n.op_type == cn.op_type]
+                del g.node[idx[0]]
+                removed.append(cn)
             _rename(g, node.output[0], name)
             for i, vi in enumerate(g.input):
                 if vi.name == name:
                     g.input[i].CopyFrom(_value_info(vi, code))
+                    perm = op._args[11] if chain and len(op._args) > 11 else None
+                    if perm is not None and vi.type.tensor_type.HasField("shape"):
+                        dims = [onnx.TensorShapeProto.Dimension() for _ in perm]
+                        for j, d in enumerate(dims):
+                            d.CopyFrom(vi.type.tensor_type.shape.dim[perm[j]])
+                        shape = g.input[i].type.tensor_type.shape
+                        del shape.dim[:]
+                        shape.dim.extend(dims)
             quantizers[name] = op
         else:
             q = node.input[0]
@@ -388,12 +509,14 @@ def split_boundary(model, inputs=None, outputs=None):
     # only the removed nodes read
     renamed = {node.output[0] if kind == "input" else node.input[0]
                for _, kind, node, _ in plan}
+    renamed |= {cn.output[0] for name, kind, _, _ in plan for cn in chains[(name, kind)]}
     gone = renamed | {p[0] for p in plan}
     keep = [v for v in g.value_info if v.name not in gone]
     del g.value_info[:]
     g.value_info.extend(keep)
     used = _used_names(g, set())
     params = {i for n in removed for i in n.input[1:]}
+    params |= {i for n in removed if n.op_type in ("Add", "Mul") for i in n.input[:1]}
     dead = params - used
     inits = [t for t in g.initializer if t.name not in dead]
     del g.initializer[:]

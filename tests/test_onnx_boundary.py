@@ -389,3 +389,100 @@ def test_malformed_and_invalid_models(tmp_path):
     m7.graph.node.append(helper.make_node("Relu", ["nowhere"], ["Z"]))
     with pytest.raises(ValueError, match="not a valid ONNX model"):
         qonnx.split_boundary(m7)
+
+
+def _chain_model(chain, x_type=TensorProto.UINT8, x_shape=(2, 6, 5, 3), axis=None,
+                 q_scale=None, q_zp=None):
+    """X -> `chain` (list of (op, constant or attrs)) -> QuantizeLinear -> DequantizeLinear ->
+    Relu -> Y; returns the model."""
+    inits, nodes, prev = [], [], "X"
+    shape = list(x_shape)
+    for i, (op, arg) in enumerate(chain):
+        out = f"c{i}"
+        if op == "Cast":
+            nodes.append(helper.make_node("Cast", [prev], [out], to=TensorProto.FLOAT))
+        elif op == "Transpose":
+            nodes.append(helper.make_node("Transpose", [prev], [out], perm=list(arg)))
+            shape = [shape[p] for p in arg]
+        else:
+            name, first = f"k{i}", op.endswith("'")
+            inits.append(numpy_helper.from_array(np.asarray(arg, np.float32), name))
+            op = op.rstrip("'")
+            nodes.append(helper.make_node(op, [name, prev] if first else [prev, name], [out]))
+        prev = out
+    scale = np.float32(0.02) if q_scale is None else q_scale
+    zp = np.int8(-3) if q_zp is None else q_zp
+    inits += [numpy_helper.from_array(np.asarray(scale), "qs"),
+              numpy_helper.from_array(np.asarray(zp), "qz")]
+    kw = {} if axis is None else {"axis": axis}
+    nodes += [helper.make_node("QuantizeLinear", [prev, "qs", "qz"], ["q"], **kw),
+              helper.make_node("DequantizeLinear", ["q", "qs", "qz"], ["d"], **kw),
+              helper.make_node("Relu", ["d"], ["Y"])]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("X", x_type, x_shape)],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+MEAN3 = np.array([0.485, 0.456, 0.406], np.float32)
+STD3 = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+@pytest.mark.parametrize("case", ["imagenet", "per_channel_q", "transpose_first", "float_in",
+                                  "const_first_mul"])
+def test_preprocessing_chain_absorbed(case):
+    """Cast / Div / Sub / Mul / Add / Transpose chains in front of the input QuantizeLinear
+    move into the quantizer: onnxruntime on the core model, fed it, equals onnxruntime on the
+    original model bit for bit."""
+    rng = np.random.default_rng(5)
+    x_type, x_shape, axis, qs, qz = TensorProto.UINT8, (2, 6, 5, 3), None, None, None
+    if case == "imagenet":
+        chain = [("Cast", None), ("Div", 255.0), ("Sub", MEAN3), ("Div", STD3),
+                 ("Transpose", (0, 3, 1, 2))]
+    elif case == "per_channel_q":
+        chain = [("Cast", None), ("Div", 255.0), ("Sub", MEAN3), ("Div", STD3),
+                 ("Transpose", (0, 3, 1, 2))]
+        axis, qs, qz = 1, np.array([0.02, 0.03, 0.017], np.float32), np.array([1, -2, 0], np.int8)
+    elif case == "transpose_first":   # constants after the transpose broadcast as (3, 1, 1)
+        chain = [("Cast", None), ("Transpose", (0, 3, 1, 2)), ("Mul", 1 / 255.0),
+                 ("Sub", MEAN3.reshape(3, 1, 1)), ("Div", STD3.reshape(3, 1, 1))]
+    elif case == "float_in":
+        x_type = TensorProto.FLOAT
+        chain = [("Sub", MEAN3 * 255), ("Div", STD3 * 255), ("Transpose", (0, 3, 1, 2))]
+    else:
+        chain = [("Cast", None), ("Mul'", 1 / 255.0), ("Add'", -MEAN3),
+                 ("Transpose", (0, 3, 1, 2))]
+    m = _chain_model(chain, x_type, x_shape, axis, qs, qz)
+    onnx.checker.check_model(m)
+    if x_type == TensorProto.UINT8:
+        x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    else:
+        x = (rng.random(x_shape) * 255).astype(np.float32)
+    entries = qonnx.boundary(m)
+    assert [(e.name, e.kind) for e in entries] == [("X", "input")]
+    core, quantizers, dequantizers = qonnx.split_boundary(m)
+    assert [n.op_type for n in core.graph.node] == ["DequantizeLinear", "Relu"]
+    assert not dequantizers
+    xq = quantizers["X"](x)
+    want = _session(m).run(None, {"X": x})[0]
+    got = _session(core).run(None, {"X": xq})[0]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_chain_that_cannot_be_absorbed():
+    """A constant first in Sub (c - x) is not x - c: the chain stays, split_boundary says why."""
+    m = _chain_model([("Cast", None), ("Sub'", MEAN3), ("Transpose", (0, 3, 1, 2))])
+    assert qonnx.boundary(m) == []
+    with pytest.raises(ValueError, match="cannot split input 'X'.*Sub"):
+        qonnx.split_boundary(m, inputs=["X"])
+    core, quantizers, _ = qonnx.split_boundary(m)
+    assert not quantizers and len(core.graph.node) == len(m.graph.node)
+    m = _chain_model([("Cast", None), ("Sub", np.ones((6, 1, 3), np.float32))])
+    with pytest.raises(ValueError, match="more than one axis"):
+        qonnx.split_boundary(m, inputs=["X"])
+    m = _chain_model([("Cast", None), ("Div", 255.0)])   # X also a graph output: kept
+    m.graph.output.append(helper.make_tensor_value_info("X", TensorProto.UINT8, (2, 6, 5, 3)))
+    with pytest.raises(ValueError, match="also a graph output"):
+        qonnx.split_boundary(m, inputs=["X"])
+    m = _chain_model([("Cast", None), ("Div", 255.0), ("Sub", MEAN3)])   # an intermediate too
+    m.graph.output.append(helper.make_tensor_value_info("c1", TensorProto.FLOAT, (2, 6, 5, 3)))
+    assert qonnx.boundary(m) == []

@@ -193,6 +193,46 @@ QSIMD_API int qsimd_prepared_run(const qsimd_prepared *p, const qsimd_tensor *x,
                                  const qsimd_tensor *y, qsimd_error *err);
 QSIMD_API void qsimd_prepared_free(qsimd_prepared *p);   /* NULL is fine */
 
+/* A preprocessing chain in front of a prepared QuantizeLinear (an input boundary in one
+ * pass): qsimd_prepare_quantize_chain makes an object whose run computes, for x of type
+ * UINT8, INT8, UINT16, INT16, FLOAT16, BFLOAT16 or FLOAT,
+ *     t = float32(x);  t = t OP c  for each op in order;  t = transpose(t, perm);
+ *     y = QuantizeLinear(t, scale, zero_point, opt)   (axis etc. refer to the permuted t)
+ * where every OP is one correctly rounded float32 operation (no fused multiply-add, no
+ * reciprocal), exactly as NumPy's float32 arithmetic. A constant is one float32 (count 1) or
+ * x.shape[pre_axis] of them (count > 1), broadcast along pre_axis of x; every per-channel
+ * constant of a chain has the same count. perm lists, for each axis of y, the axis of x it
+ * takes (np.transpose's argument); perm_len 0 (perm NULL) keeps x's layout, else perm_len
+ * must be x's rank on each run. y has the permuted shape.
+ * Integer inputs with output types of one element per byte, 16-bit or 32-bit outputs,
+ * per-tensor or per-axis along the channel axis, run as a table lookup (the tables are the
+ * chain and the quantization evaluated once on every input value: 8-bit inputs at prepare
+ * time, 16-bit ones on the first run of that type); everything else computes the chain in
+ * float32 over pieces of the tensor. Same results either way.
+ * Errors (QSIMD_ERR_VALUE, the message naming the argument): an unknown kind, a count < 1,
+ * per-channel constants of different counts or NULL values ("pre"); perm not a permutation
+ * ("perm"); on a run, a count that is not x.shape[pre_axis] or pre_axis out of range
+ * ("pre" / "pre_axis"), perm_len not x's rank ("perm"). A prepared object without a chain
+ * (qsimd_prepare_quantize) behaves as before. */
+typedef enum qsimd_pre_kind {
+    QSIMD_PRE_ADD = 1,
+    QSIMD_PRE_SUB = 2,      /* t - c */
+    QSIMD_PRE_MUL = 3,
+    QSIMD_PRE_DIV = 4       /* t / c */
+} qsimd_pre_kind;
+typedef struct qsimd_pre_op {
+    int32_t kind;           /* qsimd_pre_kind */
+    int64_t count;          /* 1: one constant for every element; else one per channel */
+    const float *values;    /* count float32 values (copied) */
+} qsimd_pre_op;
+QSIMD_API int qsimd_prepare_quantize_chain(const qsimd_tensor *scale,
+                                           const qsimd_tensor *zero_point, int32_t y_dtype,
+                                           int32_t y_packed, const qsimd_quantize_options *opt,
+                                           const qsimd_pre_op *ops, int32_t n_ops,
+                                           int64_t pre_axis, const int64_t *perm,
+                                           int32_t perm_len, qsimd_prepared **out,
+                                           qsimd_error *err);
+
 /* Dynamic quantization per group (per row / per token, or per block): every group of
  * block_size consecutive elements along `axis` (block_size 0: the whole axis) gets its own
  * scale and zero point from its NaN-ignoring range, then is quantized with them.

@@ -104,6 +104,12 @@ static void qs_pause(void)
 }
 #endif
 
+/* Guards the prepared chains' lazily built tables (prepared.c / chain.c): rarely taken,
+ * never held across anything that waits. */
+static qs_mutex lazy_lock = QS_MUTEX_INIT;
+void qs_lazy_lock(void) { qs_lock(&lazy_lock); }
+void qs_lazy_unlock(void) { qs_unlock(&lazy_lock); }
+
 static struct {
     qs_mutex lock;
     qs_cond work;       /* workers: a job was queued */
@@ -158,6 +164,7 @@ static void *worker_main(void *arg) { (void)arg; worker_loop(); return NULL; }
 static void pool_after_fork_child(void)
 {
     pthread_mutex_init(&pool.lock, NULL);
+    pthread_mutex_init(&lazy_lock, NULL);
     pthread_cond_init(&pool.work, NULL);
     pthread_cond_init(&pool.finished, NULL);
     pool.head = NULL;

@@ -24,5 +24,9 @@ int qs_default_threads(void);
  * of each piece of work of a streaming call (a fence per kernel run would stall on every
  * chunk of blocks). */
 void qs_fence_streams(void);
+/* One process-wide lock for objects that fill in a cache on first use (a prepared chain's
+ * tables for 16-bit inputs). */
+void qs_lazy_lock(void);
+void qs_lazy_unlock(void);
 
 #endif

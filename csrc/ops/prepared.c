@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "chain.h"
 
 struct qsimd_prepared {
     int is_quantize;
@@ -16,6 +17,7 @@ struct qsimd_prepared {
     qsimd_quantize_options qopt;
     qsimd_dequantize_options dopt;
     unsigned char *data;                  /* the copies, in this same allocation */
+    qs_chain *chain;                      /* quantize: a preprocessing chain, or NULL */
 };
 
 static int q_output_type(int32_t t)
@@ -24,7 +26,8 @@ static int q_output_type(int32_t t)
     case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_UINT16: case QSIMD_INT16:
     case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
     case QSIMD_FLOAT8E4M3FN: case QSIMD_FLOAT8E4M3FNUZ: case QSIMD_FLOAT8E5M2:
-    case QSIMD_FLOAT8E5M2FNUZ: case QSIMD_FLOAT4E2M1: case QSIMD_INT32: case QSIMD_UINT32:
+    case QSIMD_FLOAT8E5M2FNUZ: case QSIMD_FLOAT4E2M1: case QSIMD_FLOAT6E2M3:
+    case QSIMD_FLOAT6E3M2: case QSIMD_INT32: case QSIMD_UINT32:
     case QSIMD_FLOAT16: case QSIMD_BFLOAT16:
         return 1;
     default:
@@ -158,10 +161,35 @@ int qsimd_prepared_run(const qsimd_prepared *p, const qsimd_tensor *x, const qsi
         return qs_fail(err, QSIMD_ERR_VALUE, "y must be %s%s as prepared, got %s%s",
                        qs_dtype_name(p->y_dtype), p->y_packed ? " packed" : "",
                        qs_dtype_name(y->dtype), y->packed ? " packed" : "");
+    if (p->chain) return qs_chain_run(p->chain, x, y, err);
     return qsimd_quantize_linear(x, &p->scale, zp, &p->qopt, y, err);
+}
+
+int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                 int32_t y_dtype, int32_t y_packed,
+                                 const qsimd_quantize_options *opt, const qsimd_pre_op *ops,
+                                 int32_t n_ops, int64_t pre_axis, const int64_t *perm,
+                                 int32_t perm_len, qsimd_prepared **out, qsimd_error *err)
+{
+    int rc = qsimd_prepare_quantize(scale, zero_point, y_dtype, y_packed, opt, out, err);
+    if (rc != QSIMD_OK) return rc;
+    qsimd_prepared *p = *out;
+    qs_chain_q q;
+    q.scale = &p->scale;
+    q.zp = p->has_zp ? &p->zp : NULL;
+    q.y_dtype = p->y_dtype;
+    q.y_packed = p->y_packed;
+    q.opt = p->qopt;
+    rc = qs_chain_make(&q, ops, n_ops, pre_axis, perm, perm_len, &p->chain, err);
+    if (rc != QSIMD_OK) {
+        free(p);
+        *out = NULL;
+    }
+    return rc;
 }
 
 void qsimd_prepared_free(qsimd_prepared *p)
 {
+    if (p) qs_chain_free(p->chain);
     free(p);
 }

@@ -114,6 +114,51 @@ int main(void)
         CHECK(r == NULL);
     }
     qsimd_prepared_free(shared);
+
+    /* a preprocessing chain: an HWC uint8 frame, (x - mean[c]) / 2, to NCHW int8 with
+     * scale 1 and zero point 1, by hand (ties to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2) */
+    {
+        const uint8_t frame[12] = {11, 20, 255, 13, 0, 31, 10, 25, 30, 200, 21, 29};
+        const int8_t want[12] = {1, 3, 1, 96, 1, -9, 3, 1, 113, 1, 1, 1};
+        float mean[3] = {10, 20, 30}, two = 2, one = 1, fframe[12];
+        int16_t wframe[12];
+        int8_t zp1 = 1, yc[12];
+        int64_t hwc[4] = {1, 2, 2, 3}, chw[4] = {1, 3, 2, 2}, perm[4] = {0, 3, 1, 2};
+        qsimd_pre_op ops[2] = {{QSIMD_PRE_SUB, 3, mean}, {QSIMD_PRE_DIV, 1, &two}};
+        qsimd_tensor t1 = {&one, QSIMD_FLOAT, 0, NULL, 0}, tz1 = {&zp1, QSIMD_INT8, 0, NULL, 0};
+        qsimd_tensor tf = {(void *)frame, QSIMD_UINT8, 4, hwc, 0};
+        qsimd_tensor tyc = {yc, QSIMD_INT8, 4, chw, 0};
+        CHECK(qsimd_prepare_quantize_chain(&t1, &tz1, QSIMD_INT8, 0, NULL, ops, 2, -1, perm, 4,
+                                           &p, &err) == QSIMD_OK);
+        mean[0] = 99;   /* the constants were copied */
+        memset(yc, 0x55, sizeof yc);
+        CHECK(qsimd_prepared_run(p, &tf, &tyc, &err) == QSIMD_OK);
+        CHECK(memcmp(yc, want, 12) == 0);
+        for (int i = 0; i < 12; i++) { fframe[i] = frame[i]; wframe[i] = frame[i]; }
+        tf.data = fframe; tf.dtype = QSIMD_FLOAT;          /* the float path */
+        memset(yc, 0x55, sizeof yc);
+        CHECK(qsimd_prepared_run(p, &tf, &tyc, &err) == QSIMD_OK);
+        CHECK(memcmp(yc, want, 12) == 0);
+        tf.data = wframe; tf.dtype = QSIMD_INT16;          /* a 16-bit table, built now */
+        memset(yc, 0x55, sizeof yc);
+        CHECK(qsimd_prepared_run(p, &tf, &tyc, &err) == QSIMD_OK);
+        CHECK(memcmp(yc, want, 12) == 0);
+        tyc.shape = hwc;                                    /* y not permuted */
+        CHECK(qsimd_prepared_run(p, &tf, &tyc, &err) == QSIMD_ERR_VALUE);
+        CHECK(strstr(err.message, "perm") != NULL);
+        tf.ndim = 3; tf.shape = hwc + 1;                    /* rank 3 against perm of 4 */
+        CHECK(qsimd_prepared_run(p, &tf, &tyc, &err) == QSIMD_ERR_VALUE);
+        CHECK(strstr(err.message, "perm has 4 entries") != NULL);
+        qsimd_prepared_free(p);
+        qsimd_pre_op bad[1] = {{7, 1, &two}};
+        CHECK(qsimd_prepare_quantize_chain(&t1, &tz1, QSIMD_INT8, 0, NULL, bad, 1, -1, NULL, 0,
+                                           &p, &err) == QSIMD_ERR_VALUE);
+        CHECK(p == NULL && strstr(err.message, "pre[0]") != NULL);
+        int64_t notperm[3] = {0, 2, 2};
+        CHECK(qsimd_prepare_quantize_chain(&t1, &tz1, QSIMD_INT8, 0, NULL, ops, 2, -1, notperm,
+                                           3, &p, &err) == QSIMD_ERR_VALUE);
+        CHECK(p == NULL && strstr(err.message, "perm must be a permutation") != NULL);
+    }
     printf("%s (%s)\n", failures ? "FAILED" : "ok", qsimd_get_isa());
     return failures != 0;
 }

@@ -41,6 +41,10 @@ qp = qsimd.Quantizer(0.5, output_dtype="int4", packed=True)
 r3: qsimd.PackedTensor = qp(x)
 dq = qsimd.Dequantizer(np.float32(0.05), np.uint8(128))
 r4: NDArray[Any] = dq(y)
+frame = np.zeros((1, 4, 4, 3), np.uint8)
+qf = qsimd.Quantizer(0.02, np.int8(0), pre=[("div", 255.0), ("sub", [0.5, 0.4, 0.3])],
+                     pre_axis=-1, perm=(0, 3, 1, 2))
+r5: NDArray[Any] = qf(frame)
 
 mx: NDArray[Any] = quark.mx_quantize_dequantize(x, "fp8_e4m3", axis=1, block_size=8)
 bfp = quark.bfp_quantize_dequantize(x, "to_bfp_prime", bit_width=13, block_size=8)

@@ -1,0 +1,436 @@
+/* Preprocessing chains fused into a prepared QuantizeLinear.
+ *
+ * Two ways to run, with the same results:
+ * - tables: for integer inputs of 8 or 16 bits every input value maps to one output code per
+ *   channel, so the chain and the quantization are evaluated once on all 256 / 65536 values
+ *   (with qsimd_quantize_linear itself: exact by construction) and a run is a lookup fused
+ *   with the transpose;
+ * - float: the chain computed in float32 (this file is compiled without floating-point
+ *   contraction, as the whole tree, so each operation rounds once), one piece of the
+ *   permuted tensor at a time into a scratch buffer, then qsimd_quantize_linear on the piece.
+ * Chain objects are read-only after qs_chain_make except for the 16-bit tables, which are
+ * built on first use under qs_lazy_lock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "chain.h"
+#include "chain_impl.h"
+#if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
+#include "chain_avx2.h"
+#define CHAIN_AVX2 1
+#endif
+
+#define PIECE_ELEMS ((size_t)16384)           /* float32 scratch per piece: 64 KB */
+#define TABLE_MAX_BYTES ((size_t)16 << 20)    /* per input type */
+
+enum { T_U8, T_I8, T_U16, T_I16, T_N };
+
+struct qs_chain {
+    qs_chain_q q;
+    int n_ops;
+    chain_op ops[64];
+    int64_t chans;            /* the per-channel constants' count (0: all scalars) */
+    int64_t pre_axis;
+    int perm_len;
+    int64_t perm[QSIMD_MAX_DIMS];
+    size_t ns;                /* scale entries */
+    int tables;               /* the output allows tables */
+    int64_t tchans;           /* tables' channels */
+    size_t esize;             /* bytes per output code in a table */
+    unsigned char *table[T_N];
+    int table_tried[T_N];
+    float *values;
+};
+
+static int table_kind(int32_t t)
+{
+    switch (t) {
+    case QSIMD_UINT8: return T_U8;
+    case QSIMD_INT8: return T_I8;
+    case QSIMD_UINT16: return T_U16;
+    case QSIMD_INT16: return T_I16;
+    default: return -1;
+    }
+}
+
+/* One prepared entry (scale or zero point) as a 0-d tensor. */
+static qsimd_tensor entry_of(const qsimd_tensor *t, size_t e)
+{
+    qsimd_tensor r = *t;
+    r.data = (char *)t->data + e * qs_nbytes(t->dtype, 0, 1);
+    r.ndim = 0;
+    r.shape = NULL;
+    r.packed = 0;
+    return r;
+}
+
+/* The table of input type k: tchans rows of 2^bits codes, indexed by the input's bits. */
+static unsigned char *build_table(const qs_chain *c, int k)
+{
+    size_t nv = k <= T_I8 ? 256 : 65536;
+    if ((size_t)c->tchans * nv * c->esize > TABLE_MAX_BYTES) return NULL;
+    unsigned char *tab = (unsigned char *)malloc((size_t)c->tchans * nv * c->esize);
+    float *t = (float *)malloc(nv * sizeof(float));
+    if (!tab || !t) { free(tab); free(t); return NULL; }
+    int64_t shape = (int64_t)nv;
+    for (int64_t ch = 0; ch < c->tchans; ch++) {
+        for (size_t v = 0; v < nv; v++) {
+            switch (k) {
+            case T_U8: t[v] = (float)v; break;
+            case T_I8: t[v] = (float)(int)(v < 128 ? (int)v : (int)v - 256); break;
+            case T_U16: t[v] = (float)v; break;
+            default: t[v] = (float)(v < 32768 ? (long)v : (long)v - 65536); break;
+            }
+        }
+        for (int i = 0; i < c->n_ops; i++) {
+            const chain_op *op = &c->ops[i];
+            apply_scalar(op->kind, t, nv, op->v[op->count == 1 ? 0 : ch]);
+        }
+        size_t e = c->ns == 1 ? 0 : (size_t)ch;
+        qsimd_tensor s = entry_of(c->q.scale, e), z, x, y;
+        if (c->q.zp) z = entry_of(c->q.zp, e);
+        memset(&x, 0, sizeof x);
+        x.data = t; x.dtype = QSIMD_FLOAT; x.ndim = 1; x.shape = &shape;
+        y = x;
+        y.data = tab + (size_t)ch * nv * c->esize;
+        y.dtype = c->q.y_dtype;
+        qsimd_quantize_options o = c->q.opt;
+        o.block_size = 0;
+        o.num_threads = 1;
+        if (qsimd_quantize_linear(&x, &s, c->q.zp ? &z : NULL, &o, &y, NULL) != QSIMD_OK) {
+            /* the float path reports the same error on the run */
+            free(tab); free(t);
+            return NULL;
+        }
+    }
+    free(t);
+    return tab;
+}
+
+int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
+                  int64_t pre_axis, const int64_t *perm, int32_t perm_len, qs_chain **out,
+                  qsimd_error *err)
+{
+    *out = NULL;
+    if (n_ops < 0 || n_ops > 64)
+        return qs_fail(err, QSIMD_ERR_VALUE, "pre must have 0 to 64 operations, got %d",
+                       (int)n_ops);
+    if (n_ops > 0 && !ops) return qs_fail(err, QSIMD_ERR_VALUE, "pre is NULL");
+    if (perm_len < 0 || perm_len > QSIMD_MAX_DIMS || (perm_len > 0 && !perm))
+        return qs_fail(err, QSIMD_ERR_VALUE, "perm must have 0 to %d entries",
+                       QSIMD_MAX_DIMS);
+    int64_t chans = 0;
+    size_t nvals = 0;
+    for (int i = 0; i < n_ops; i++) {
+        if (ops[i].kind < QSIMD_PRE_ADD || ops[i].kind > QSIMD_PRE_DIV)
+            return qs_fail(err, QSIMD_ERR_VALUE, "pre[%d]: unknown operation %d (expected "
+                           "add, sub, mul or div)", i, (int)ops[i].kind);
+        if (ops[i].count < 1 || !ops[i].values)
+            return qs_fail(err, QSIMD_ERR_VALUE, "pre[%d]: the constant must have at least "
+                           "one value", i);
+        if (ops[i].count > 1) {
+            if (chans && ops[i].count != chans)
+                return qs_fail(err, QSIMD_ERR_VALUE, "pre[%d]: a constant of %lld values, "
+                               "but an earlier one has %lld (every per-channel constant runs "
+                               "along pre_axis)", i, (long long)ops[i].count,
+                               (long long)chans);
+            chans = ops[i].count;
+        }
+        nvals += (size_t)ops[i].count;
+    }
+    unsigned seen = 0;
+    for (int i = 0; i < perm_len; i++) {
+        if (perm[i] < 0 || perm[i] >= perm_len || (seen >> perm[i] & 1u))
+            return qs_fail(err, QSIMD_ERR_VALUE, "perm must be a permutation of 0..%d, got "
+                           "%lld at position %d", perm_len - 1, (long long)perm[i], i);
+        seen |= 1u << perm[i];
+    }
+    size_t ns;
+    int rc = qs_count(q->scale, "scale", &ns, err);
+    if (rc != QSIMD_OK) return rc;
+    qs_chain *c = (qs_chain *)calloc(1, sizeof *c);
+    if (!c) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain");
+    c->values = (float *)malloc((nvals ? nvals : 1) * sizeof(float));
+    if (!c->values) {
+        free(c);
+        return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's constants");
+    }
+    c->q = *q;
+    c->n_ops = n_ops;
+    size_t at = 0;
+    for (int i = 0; i < n_ops; i++) {
+        memcpy(c->values + at, ops[i].values, (size_t)ops[i].count * sizeof(float));
+        c->ops[i].kind = ops[i].kind;
+        c->ops[i].count = ops[i].count;
+        c->ops[i].v = c->values + at;
+        at += (size_t)ops[i].count;
+    }
+    c->chans = chans;
+    c->pre_axis = pre_axis;
+    c->perm_len = perm_len;
+    for (int i = 0; i < perm_len; i++) c->perm[i] = perm[i];
+    c->ns = ns;
+    /* tables: one code per input value, so the output must be unpacked, and its parameters
+     * per-tensor or per-axis (the channel axis must then be the constants' axis, checked on
+     * each run against x's rank) */
+    unsigned bits = qs_bits(q->y_dtype);
+    int packed = bits < 8 && q->y_packed;
+    c->esize = bits <= 8 ? 1 : bits / 8;
+    c->tables = !packed && (ns == 1 || (q->opt.block_size == 0 && q->scale->ndim == 1)) &&
+                (ns == 1 || !chans || (int64_t)ns == chans);
+    c->tchans = ns > 1 ? (int64_t)ns : chans ? chans : 1;
+    if (c->tables) {
+        c->table[T_U8] = build_table(c, T_U8);
+        c->table[T_I8] = build_table(c, T_I8);
+        c->table_tried[T_U8] = c->table_tried[T_I8] = 1;
+    }
+    *out = c;
+    return QSIMD_OK;
+}
+
+void qs_chain_free(qs_chain *c)
+{
+    if (!c) return;
+    for (int k = 0; k < T_N; k++) free(c->table[k]);
+    free(c->values);
+    free(c);
+}
+
+/* The AVX2 build of the loops when the active instruction set has AVX2 (qsimd_set_isa and
+ * QSIMD_ISA choose it as they choose the kernels). */
+static int use_avx2(void)
+{
+#ifdef CHAIN_AVX2
+    const char *isa = qsimd_get_isa();
+    return strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0;
+#else
+    return 0;
+#endif
+}
+
+static void run_gather(int avx2, const chain_op *ops, int n_ops, const geom *g, int jc,
+                       const char *x, int32_t xt, size_t o0, size_t o1, float *t)
+{
+#ifdef CHAIN_AVX2
+    if (avx2) { qs_chain_gather_avx2(ops, n_ops, g, jc, x, xt, o0, o1, t); return; }
+#endif
+    (void)avx2;
+    gather_chain(ops, n_ops, g, jc, x, xt, o0, o1, t);
+}
+
+static void run_lookup(int avx2, size_t esize, const geom *g, int jc, const unsigned char *tab,
+                       size_t nv, int xbytes, const char *x, char *y)
+{
+#ifdef CHAIN_AVX2
+    if (avx2) { qs_chain_lookup_avx2(esize, g, jc, tab, nv, xbytes, x, y); return; }
+#endif
+    (void)avx2;
+    lookup_all(esize, g, jc, tab, nv, xbytes, x, y);
+}
+
+static const unsigned char *get_table(qs_chain *c, int k)
+{
+    const unsigned char *t;
+    qs_lazy_lock();
+    if (!c->table_tried[k]) {
+        c->table[k] = build_table(c, k);
+        c->table_tried[k] = 1;
+    }
+    t = c->table[k];
+    qs_lazy_unlock();
+    return t;
+}
+
+/* The float path over one tensor of geometry g (written in g's order to y): pieces of whole
+ * rows of the trailing axes from the quantization axis a on (a < 0, per-tensor: any range),
+ * so each piece is a tensor the operator takes as it is; the chain into a float32 scratch,
+ * then qsimd_quantize_linear on the piece. */
+static int float_pieces(const qs_chain *c, int avx2, const geom *g, int jc, int a,
+                        const char *x, int32_t xt, char *y, qsimd_error *err)
+{
+    int r = g->nd, rc;
+    size_t nx = g->n;
+    unsigned bits = qs_bits(c->q.y_dtype);
+    int packed = bits < 8 && c->q.y_packed;
+    unsigned per_byte = packed ? (bits == 6 ? 4u : 8u / bits) : 1u;
+    unsigned gbytes = bits == 6 ? 3u : 1u;
+    size_t ysize = packed ? 0 : bits < 8 ? 1 : bits / 8;
+    size_t inner = 1, rows, rp;
+    if (a >= 0) {
+        for (int j = a; j < r; j++) inner *= (size_t)g->d[j];
+        rows = nx / inner;
+        rp = PIECE_ELEMS / inner;
+        if (rp < 1) rp = 1;
+        if (packed && inner % per_byte) rp = (rp + per_byte - 1) / per_byte * per_byte;
+    } else {
+        rows = nx;
+        rp = PIECE_ELEMS;
+    }
+    size_t maxp = rp * inner < nx ? rp * inner : nx;
+    float *t = (float *)malloc(maxp * sizeof(float));
+    if (!t) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's scratch");
+    size_t sinner = 1, selem = qs_nbytes(c->q.scale->dtype, 0, 1);
+    size_t zelem = c->q.zp ? qs_nbytes(c->q.zp->dtype, 0, 1) : 0;
+    int blocked = a >= 0 && c->q.opt.block_size != 0;
+    if (blocked)
+        for (int j = a; j < r; j++) sinner *= (size_t)c->q.scale->shape[j];
+    rc = QSIMD_OK;
+    for (size_t r0 = 0; r0 < rows && rc == QSIMD_OK; r0 += rp) {
+        size_t r1 = r0 + rp < rows ? r0 + rp : rows;
+        size_t o0 = r0 * inner, o1 = r1 * inner;
+        run_gather(avx2, c->ops, c->n_ops, g, jc, x, xt, o0, o1, t);
+        int64_t pshape[QSIMD_MAX_DIMS + 1], sshape[QSIMD_MAX_DIMS + 1];
+        qsimd_tensor px, py, ps = *c->q.scale, pz;
+        const qsimd_tensor *pzp = c->q.zp;
+        qsimd_quantize_options o = c->q.opt;
+        memset(&px, 0, sizeof px);
+        px.data = t;
+        px.dtype = QSIMD_FLOAT;
+        px.shape = pshape;
+        if (a >= 0) {
+            px.ndim = r - a + 1;
+            pshape[0] = (int64_t)(r1 - r0);
+            for (int j = a; j < r; j++) pshape[j - a + 1] = g->d[j];
+            o.axis = 1;
+            if (blocked) {
+                ps.ndim = r - a + 1;
+                sshape[0] = (int64_t)(r1 - r0);
+                for (int j = a; j < r; j++) sshape[j - a + 1] = c->q.scale->shape[j];
+                ps.shape = sshape;
+                ps.data = (char *)c->q.scale->data + r0 * sinner * selem;
+                if (c->q.zp) {
+                    pz = ps;
+                    pz.dtype = c->q.zp->dtype;
+                    pz.data = (char *)c->q.zp->data + r0 * sinner * zelem;
+                    pzp = &pz;
+                }
+            }
+        } else {
+            px.ndim = 1;
+            pshape[0] = (int64_t)(o1 - o0);
+        }
+        py = px;
+        py.dtype = c->q.y_dtype;
+        py.packed = packed;
+        py.data = y + (packed ? o0 / per_byte * gbytes : o0 * ysize);
+        rc = qsimd_quantize_linear(&px, &ps, pzp, &o, &py, err);
+    }
+    free(t);
+    return rc;
+}
+int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsimd_error *err)
+{
+    size_t nx;
+    int rc;
+    int32_t xt = x->dtype;
+    if (xt != QSIMD_UINT8 && xt != QSIMD_INT8 && xt != QSIMD_UINT16 && xt != QSIMD_INT16 &&
+        xt != QSIMD_FLOAT16 && xt != QSIMD_BFLOAT16 && xt != QSIMD_FLOAT)
+        return qs_fail(err, QSIMD_ERR_TYPE, "x must be uint8, int8, uint16, int16, float16, "
+                       "bfloat16 or float32 in front of a chain, got %s", qs_dtype_name(xt));
+    if ((rc = qs_count(x, "x", &nx, err)) != QSIMD_OK) return rc;
+    int r = x->ndim;
+    if (c->perm_len && c->perm_len != r)
+        return qs_fail(err, QSIMD_ERR_VALUE, "perm has %d entries but x has rank %d",
+                       c->perm_len, r);
+    int pa = -1;
+    if (c->chans) {
+        if (c->pre_axis < -r || c->pre_axis >= r)
+            return qs_fail(err, QSIMD_ERR_VALUE, "pre_axis %lld is out of range for x of "
+                           "rank %d", (long long)c->pre_axis, r);
+        pa = (int)(c->pre_axis < 0 ? c->pre_axis + r : c->pre_axis);
+        if (x->shape[pa] != c->chans)
+            return qs_fail(err, QSIMD_ERR_VALUE, "pre: per-channel constants have %lld "
+                           "values but x.shape[%d] (pre_axis) is %lld",
+                           (long long)c->chans, pa, (long long)x->shape[pa]);
+    }
+    geom g;
+    int64_t xst[QSIMD_MAX_DIMS];
+    g.nd = r;
+    g.n = nx;
+    {
+        int64_t st = 1;
+        for (int j = r - 1; j >= 0; j--) { xst[j] = st; st *= x->shape[j]; }
+    }
+    int jc = -1;
+    for (int j = 0; j < r; j++) {
+        int a = c->perm_len ? (int)c->perm[j] : j;
+        g.d[j] = x->shape[a];
+        g.sst[j] = xst[a];
+        if (a == pa) jc = j;
+    }
+    /* y: the permuted shape; then the parameters against it, as the operator checks them */
+    size_t ny;
+    if ((rc = qs_count(y, "y", &ny, err)) != QSIMD_OK) return rc;
+    int same = y->ndim == r;
+    for (int j = 0; same && j < r; j++) same = y->shape[j] == g.d[j];
+    if (!same) return qs_fail(err, QSIMD_ERR_VALUE, "y must have x's shape permuted by perm");
+    qsimd_tensor tf;
+    memset(&tf, 0, sizeof tf);
+    tf.dtype = QSIMD_FLOAT;
+    tf.ndim = r;
+    tf.shape = g.d;
+    qs_plan plan;
+    rc = qs_make_plan(&tf, c->q.scale, c->q.zp, c->q.opt.axis, c->q.opt.block_size, &plan, err);
+    if (rc != QSIMD_OK) return rc;
+    if (nx == 0) return QSIMD_OK;
+    if (!x->data || !y->data) return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
+
+    int a = -1;   /* the quantization axis of y (per-axis / blocked) */
+    if (c->ns > 1) a = (int)(c->q.opt.axis < 0 ? c->q.opt.axis + r : c->q.opt.axis);
+
+    int avx2 = use_avx2();
+    int k = table_kind(xt);
+    if (k >= 0 && c->tables) {
+        /* the tables' channel axis of y: the quantization axis, or the constants' */
+        int tj = c->ns > 1 ? a : jc;
+        if (!(c->ns > 1 && c->chans && a != jc)) {
+            const unsigned char *tab = get_table(c, k);
+            if (tab) {
+                run_lookup(avx2, c->esize, &g, tj, tab, k <= T_I8 ? 256 : 65536, k <= T_I8 ? 1 : 2,
+                           (const char *)x->data, (char *)y->data);
+                return QSIMD_OK;
+            }
+        }
+    }
+
+    /* float path. With a transpose, and outputs of whole bytes per element quantized per
+     * tensor or per axis, the chain and the quantization run in x's order (contiguous reads,
+     * the operator's own kernels) and only the codes are transposed: the scale entry of an
+     * element depends on its index along one axis, which the transpose keeps. The axes the
+     * transpose leaves in front (a batch) split the work into sub-tensors. */
+    unsigned bits = qs_bits(c->q.y_dtype);
+    int packed = bits < 8 && c->q.y_packed;
+    int kfix = 0;
+    while (kfix < r && (c->perm_len == 0 || c->perm[kfix] == kfix)) kfix++;
+    int identity = kfix == r;
+    if (a >= 0 && kfix > a) kfix = a;
+    if (pa >= 0 && kfix > pa) kfix = pa;
+    if (identity || packed || (a >= 0 && c->q.opt.block_size != 0))
+        return float_pieces(c, avx2, &g, jc, a, (const char *)x->data, xt, (char *)y->data,
+                            err);
+    size_t ysize = bits < 8 ? 1 : bits / 8, xsize = qs_bits(xt) / 8, outer = 1;
+    for (int j = 0; j < kfix; j++) outer *= (size_t)x->shape[j];
+    geom gx, gy;
+    gx.nd = gy.nd = r - kfix;
+    gx.n = gy.n = nx / outer;
+    for (int j = kfix; j < r; j++) {
+        gx.d[j - kfix] = x->shape[j];
+        gx.sst[j - kfix] = xst[j];
+        gy.d[j - kfix] = g.d[j];
+        gy.sst[j - kfix] = g.sst[j];
+    }
+    int ax = a >= 0 ? (int)c->perm[a] - kfix : -1;
+    unsigned char *codes = (unsigned char *)malloc(gx.n * ysize);
+    if (!codes) return qs_fail(err, QSIMD_ERR_NOMEM, "cannot allocate the chain's scratch");
+    rc = QSIMD_OK;
+    for (size_t o = 0; o < outer && rc == QSIMD_OK; o++) {
+        rc = float_pieces(c, avx2, &gx, pa >= 0 ? pa - kfix : -1, ax,
+                          (const char *)x->data + o * gx.n * xsize, xt, (char *)codes, err);
+        if (rc == QSIMD_OK)
+            run_lookup(avx2, ysize, &gy, -1, NULL, 0, (int)ysize, (const char *)codes,
+                       (char *)y->data + o * gx.n * ysize);
+    }
+    free(codes);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/* The per-element loops of a preprocessing chain (chain.c), included twice: by chain.c with
+ * the baseline flags and by chain_avx2.c with AVX2 and loop vectorisation, which chain.c
+ * calls when the active instruction set is AVX2 or AVX-512. Both are compiled without
+ * floating-point contraction (the whole tree is), so every operation rounds once and the two
+ * give the same bits. */
+#ifndef QSIMD_OPS_CHAIN_IMPL_H
+#define QSIMD_OPS_CHAIN_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qsimd.h"
+#include "../kernels/convert.h"
+
+typedef struct chain_op {
+    int32_t kind;
+    int64_t count;
+    const float *v;
+} chain_op;
+
+static inline void apply_scalar(int32_t kind, float *t, size_t n, float c)
+{
+    size_t i;
+    switch (kind) {
+    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c; break;
+    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c; break;
+    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c; break;
+    default: for (i = 0; i < n; i++) t[i] = t[i] / c; break;
+    }
+}
+
+static inline void apply_vector(int32_t kind, float *t, size_t n, const float *c)
+{
+    size_t i;
+    switch (kind) {
+    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c[i]; break;
+    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c[i]; break;
+    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c[i]; break;
+    default: for (i = 0; i < n; i++) t[i] = t[i] / c[i]; break;
+    }
+}
+
+/* Output geometry of one run: y's dims, each y axis's stride in x (elements), and the y axis
+ * of the channel (-1: none). */
+typedef struct geom {
+    int nd;
+    int64_t d[QSIMD_MAX_DIMS];
+    int64_t sst[QSIMD_MAX_DIMS];
+    size_t n;
+} geom;
+
+/* x's elements [src + i*s] for i < len as float32. */
+static inline void load_row(const char *x, int32_t xt, int64_t src, int64_t s, size_t len, float *t)
+{
+#define LOAD(T, CONV)                                                                      \
+    do {                                                                                   \
+        const T *p = (const T *)x + src;                                                   \
+        for (size_t i = 0; i < len; i++) t[i] = CONV(p[(int64_t)i * s]);                  \
+    } while (0)
+#define AS_FLOAT(v) ((float)(v))
+    switch (xt) {
+    case QSIMD_UINT8: LOAD(uint8_t, AS_FLOAT); break;
+    case QSIMD_INT8: LOAD(int8_t, AS_FLOAT); break;
+    case QSIMD_UINT16: LOAD(uint16_t, AS_FLOAT); break;
+    case QSIMD_INT16: LOAD(int16_t, AS_FLOAT); break;
+    case QSIMD_FLOAT16: LOAD(uint16_t, qk_f16_to_f32); break;
+    case QSIMD_BFLOAT16: LOAD(uint16_t, qk_bf16_to_f32); break;
+    default: LOAD(float, AS_FLOAT); break;
+    }
+#undef LOAD
+#undef AS_FLOAT
+}
+
+/* Output elements [o0, o1) of the chain, in y's order, into t. */
+static void gather_chain(const chain_op *ops, int n_ops, const geom *g, int jc, const char *x,
+                         int32_t xt, size_t o0, size_t o1, float *t)
+{
+    int64_t idx[QSIMD_MAX_DIMS], src = 0;
+    int nd = g->nd, last = nd - 1;
+    size_t rem = o0;
+    /* x read in its own order (contiguous) with short rows (HWC pixels): the whole range at
+     * once, per-channel constants repeated to a block of whole periods */
+    int contiguous = nd > 0 && (jc < 0 || jc == last) && g->d[last] < 256;
+    int64_t st = 1;
+    for (int j = last; contiguous && j >= 0; j--) {
+        contiguous = g->sst[j] == st;
+        st *= g->d[j];
+    }
+    if (contiguous) {
+        size_t n = o1 - o0, period = (size_t)g->d[last];
+        float rep[256];   /* a few vectors' worth: built per piece and op */
+        size_t blk = 256 / period * period;
+        load_row(x, xt, (int64_t)o0, 1, n, t);
+        for (int i = 0; i < n_ops; i++) {
+            const chain_op *op = &ops[i];
+            if (op->count == 1) {
+                apply_scalar(op->kind, t, n, op->v[0]);
+                continue;
+            }
+            for (size_t e = 0, ph = o0 % period; e < blk; e++) {
+                rep[e] = op->v[ph];
+                if (++ph == period) ph = 0;
+            }
+            for (size_t at = 0; at < n; at += blk)
+                apply_vector(op->kind, t + at, n - at < blk ? n - at : blk, rep);
+        }
+        return;
+    }
+    for (int j = last; j >= 0; j--) {
+        idx[j] = (int64_t)(rem % (size_t)g->d[j]);
+        rem /= (size_t)g->d[j];
+        src += idx[j] * g->sst[j];
+    }
+    for (size_t o = o0; o < o1;) {
+        size_t len = nd ? (size_t)(g->d[last] - idx[last]) : 1;
+        if (len > o1 - o) len = o1 - o;
+        int64_t s = nd ? g->sst[last] : 0;
+        float *row = t + (o - o0);
+        load_row(x, xt, src, s, len, row);
+        for (int i = 0; i < n_ops; i++) {
+            const chain_op *op = &ops[i];
+            if (op->count == 1)
+                apply_scalar(op->kind, row, len, op->v[0]);
+            else if (jc == last)
+                apply_vector(op->kind, row, len, op->v + idx[last]);
+            else
+                apply_scalar(op->kind, row, len, op->v[idx[jc]]);
+        }
+        o += len;
+        if (nd == 0) break;
+        idx[last] += (int64_t)len;
+        src += (int64_t)len * s;
+        for (int j = last; j > 0 && idx[j] == g->d[j]; j--) {
+            src -= g->d[j] * g->sst[j];
+            idx[j] = 0;
+            idx[j - 1]++;
+            src += g->sst[j - 1];
+        }
+    }
+}
+
+#define LOOKUP_ROW(XT, YT)                                                                  \
+    do {                                                                                   \
+        const XT *xs = (const XT *)x + src;                                                \
+        YT *yd = (YT *)y + o;                                                              \
+        const YT *tb = (const YT *)tp;                                                     \
+        size_t i;                                                                          \
+        if (per_elem)                                                                      \
+            for (i = 0; i < len; i++)                                                      \
+                yd[i] = tb[((size_t)idx[last] + i) * nv + xs[(int64_t)i * s]];             \
+        else if (s == 1)                                                                   \
+            for (i = 0; i < len; i++) yd[i] = tb[xs[i]];                                   \
+        else                                                                               \
+            for (i = 0; i < len; i++) yd[i] = tb[xs[(int64_t)i * s]];                      \
+    } while (0)
+
+/* y = table[channel][x bits], walking y in order (x read through the transpose); tab NULL:
+ * y = x (elements of esize bytes), transposed. */
+static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char *tab, size_t nv,
+                       int xbytes, const char *x, char *y)
+{
+    int64_t idx[QSIMD_MAX_DIMS], src = 0;
+    int nd = g->nd, last = nd - 1;
+    for (int j = 0; j < nd; j++) idx[j] = 0;
+    for (size_t o = 0; o < g->n;) {
+        size_t len = nd ? (size_t)g->d[last] : 1;
+        int64_t s = nd ? g->sst[last] : 0;
+        int per_elem = jc >= 0 && jc == last;
+        const unsigned char *tp = !tab ? NULL : tab + (jc >= 0 && !per_elem
+                                                       ? (size_t)idx[jc] * nv * esize : 0);
+        if (!tab) {   /* no table: a transpose of codes already computed, esize bytes each */
+            size_t done = 0;
+#ifdef CHAIN_LOOKUP_U8
+            if (esize == 1)
+                done = CHAIN_LOOKUP_U8(NULL, (const uint8_t *)x + src, s, len, (uint8_t *)y + o,
+                                       g->n - (size_t)src);
+#endif
+#define COPY_ROW(T)                                                                        \
+            do {                                                                           \
+                const T *xs = (const T *)x + src;                                          \
+                T *yd = (T *)y + o;                                                        \
+                for (size_t i = done; i < len; i++) yd[i] = xs[(int64_t)i * s];            \
+            } while (0)
+            if (esize == 1) COPY_ROW(uint8_t);
+            else if (esize == 2) COPY_ROW(uint16_t);
+            else COPY_ROW(uint32_t);
+#undef COPY_ROW
+        } else if (xbytes == 1) {
+#ifdef CHAIN_LOOKUP_U8
+            /* 8-bit codes from 8-bit inputs: the including file's vector loop takes the row
+             * (it returns how many elements it did; the rest go below); it may read up to
+             * the end of x (the last argument: bytes from the row's start) */
+            if (esize == 1 && !per_elem) {
+                size_t done = CHAIN_LOOKUP_U8(tp, (const uint8_t *)x + src, s, len,
+                                              (uint8_t *)y + o, g->n - (size_t)src);
+                const uint8_t *xs = (const uint8_t *)x + src;
+                uint8_t *yd = (uint8_t *)y + o;
+                for (size_t i = done; i < len; i++) yd[i] = tp[xs[(int64_t)i * s]];
+            } else
+#endif
+            if (esize == 1) LOOKUP_ROW(uint8_t, uint8_t);
+            else if (esize == 2) LOOKUP_ROW(uint8_t, uint16_t);
+            else LOOKUP_ROW(uint8_t, uint32_t);
+        } else {
+            if (esize == 1) LOOKUP_ROW(uint16_t, uint8_t);
+            else if (esize == 2) LOOKUP_ROW(uint16_t, uint16_t);
+            else LOOKUP_ROW(uint16_t, uint32_t);
+        }
+        o += len;
+        if (nd <= 1) { if (nd == 0) break; continue; }
+        idx[last - 1]++;
+        src += g->sst[last - 1];
+        for (int j = last - 1; j > 0 && idx[j] == g->d[j]; j--) {
+            src -= g->d[j] * g->sst[j];
+            idx[j] = 0;
+            idx[j - 1]++;
+            src += g->sst[j - 1];
+        }
+    }
+}
+
+#endif
