@@ -26,8 +26,10 @@
 #define QV_NT 0        /* no non-temporal stores: p->stream is ignored (driver.h) */
 #define QV_CODES4 1    /* qv_codes4: a chunk of integer codes minus zero points at once */
 #define QV_PAIR 1      /* integer codes two chunks at a time (driver.h's qd_qpair) */
-#define QD_LONG_ROWS 0 /* long rows of varying entries through the row tiles: the static
-                          scalar + NEON library has no room for another loop per entry */
+/* driver.h's long-row and block-run loops left out: the static scalar + NEON library has no
+ * room for more loops per entry */
+#define QD_LONG_ROWS 0
+#define QD_BLOCK_RUN 0
 
 /* the loops over a chunk's vectors, unrolled so that their arrays stay in registers */
 #if defined(__GNUC__) || defined(__clang__)

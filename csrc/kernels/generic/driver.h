@@ -344,6 +344,34 @@ QD_INLINE qd_pv qd_const_pv(const qd_src *c)
 /* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
  * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
  * broadcast vectors. */
+/* One entry broadcast over a chunk. */
+QD_INLINE qd_pv qd_ent_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          size_t e, unsigned need)
+{
+    qd_pv pv;
+    vf s = qv_set1(sp[e]);
+    vf r = need & QD_R ? qv_set1(rp[e]) : qv_set1(1.0f);
+    vf f = need & QD_F && fp ? qv_set1(fp[e]) : qv_set1(0.0f);
+    vi z = need & QD_Z && zp ? qv_set1_i(zp[e]) : qv_set1_i(0);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
+    }
+    return pv;
+}
+
+/* Blocks of whole chunks whose entries follow one another (plain blocks, or blocks along a
+ * last axis of whole blocks): a loop per entry with the entry in registers, no segment walk.
+ * A vector layer may leave it out (code size). */
+#ifndef QD_BLOCK_RUN
+#define QD_BLOCK_RUN 1
+#endif
+QD_INLINE int qd_block_run(const qd_src *c)
+{
+    return QD_BLOCK_RUN && c->mode == QD_SEG && c->sega &&
+           (c->row == 0 || (c->row % c->blk == 0 && c->erow == c->row / c->blk));
+}
+
 typedef struct qd_segw {
     size_t e, segend, rowend;
 } qd_segw;
@@ -410,6 +438,20 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
         if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
         else t0 = 0;
+    }
+    if (qd_block_run(c)) {   /* whole chunks to m, then the general loop's last chunk */
+        const float *sp = c->s, *rp = c->r, *fp = c->f;
+        const int32_t *zp = c->z;
+        size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
+        for (; i < m; e++, stop += c->blk) {
+            qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, need);
+            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
+                const char *xv[4] = QD_XV(x + i * xs, xs);
+                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, yb + qd_ybytes(yk, i), &pv, k);
+            }
+        }
+        if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
+        else c->j = j0 + i;
     }
     for (pre = t0 > 0;;) {
         size_t lim = fin || uni ? mt : m, i0 = i, end;
@@ -816,6 +858,21 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     }
     if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
         nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+    if (qd_block_run(c)) {   /* as in qd_qbody */
+        const float *sp = c->s, *fp = c->f;
+        const int32_t *zp = c->z;
+        size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
+        for (; i < m; e++, stop += c->blk) {
+            qd_pv pv = qd_ent_pv(sp, NULL, fp, zp, e, need);
+            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
+                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
+                unsigned char *yv[4] = QD_DYV(y + i * os, os);
+                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
+            }
+        }
+        if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
+        else c->j = j0 + i;
+    }
     for (pre = t0 > 0;;) {
         size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
