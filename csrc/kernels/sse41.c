@@ -182,6 +182,7 @@ QK_ALWAYS_INLINE void qv_stream64(void *y, const void *src)
         _mm_stream_si128((__m128i *)y + k, _mm_loadu_si128((const __m128i *)src + k));
 }
 
+#define QD_BLOCK_RUN 0   /* (driver.h's block runs: code this -Os tier goes without) */
 #include "generic/driver.h"
 #include "generic/minmax.h"
 

@@ -439,7 +439,10 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
         else t0 = 0;
     }
-    if (qd_block_run(c)) {   /* whole chunks to m, then the general loop's last chunk */
+    /* (float32 x to 8/16/4/2-bit integers only: every entry's copy of this loop costs code)
+     * whole chunks to m, then the general loop's last chunk */
+    if (xk == QK_X_F32 && (yk == QK_Y_B8 || yk == QK_Y_B16 || yk == QK_Y_P4 || yk == QK_Y_P2) &&
+        qd_block_run(c)) {
         const float *sp = c->s, *rp = c->r, *fp = c->f;
         const int32_t *zp = c->z;
         size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
@@ -858,7 +861,9 @@ QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const un
     }
     if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
         nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
-    if (qd_block_run(c)) {   /* as in qd_qbody */
+    /* as in qd_qbody: 8/16/4/2-bit integer codes to float32 only */
+    if (ok == QK_O_F32 && (dk == QK_D_B8 || dk == QK_D_B16 || dk == QK_D_P4 || dk == QK_D_P2) &&
+        qd_block_run(c)) {
         const float *sp = c->s, *fp = c->f;
         const int32_t *zp = c->z;
         size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
