@@ -296,14 +296,6 @@ static inline vf qv_from_fp(vi c, int fmt)
     return _mm256_castsi256_ps(_mm256_or_si256(r, sign));
 }
 
-/* d with the quiet bit set in its NaN lanes (a signalling bfloat16 NaN widened by a shift) */
-static inline vf qv_quiet_nan(vf d)
-{
-    vf q = _mm256_and_ps(_mm256_cmp_ps(d, d, _CMP_UNORD_Q),
-                         _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
-    return _mm256_or_ps(d, q);
-}
-
 static inline vf qv_keep_nan(vf d, vf p)
 {
     return _mm256_blendv_ps(p, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));

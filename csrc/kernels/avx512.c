@@ -301,14 +301,6 @@ static inline vf qv_from_fp(vi c, int fmt)
     return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
 }
 
-/* d with the quiet bit set in its NaN lanes (a signalling bfloat16 NaN widened by a shift) */
-static inline vf qv_quiet_nan(vf d)
-{
-    __m512i b = _mm512_castps_si512(d);
-    return _mm512_castsi512_ps(_mm512_mask_or_epi32(b, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q),
-                                                    b, _mm512_set1_epi32(0x00400000)));
-}
-
 static inline vf qv_keep_nan(vf d, vf p)
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), p, d);
@@ -442,25 +434,6 @@ static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
 static inline vf qv_fix_recip(vf q1, vf q0)
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q1, _mm512_setzero_ps(), _CMP_EQ_UQ), q1, q0);
-}
-
-/* Packed float6, as in avx2.c: maddubs and madd form the 24 bits of each group
- * of 4 codes, a byte shuffle keeps three bytes of each dword. */
-static inline __m128i qv6_squeeze128(__m128i c)   /* 16 code bytes -> 12 bytes, low first */
-{
-    __m128i w = _mm_maddubs_epi16(c, _mm_set1_epi16(0x4001));
-    __m128i d = _mm_madd_epi16(w, _mm_set1_epi32(0x10000001));
-    return _mm_shuffle_epi8(d, _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1,
-                                             -1));
-}
-
-/* QV_W codes (one per lane, < 64) -> 12 bytes */
-static inline void qv_store6_1(unsigned char *y, vi r)
-{
-    __m128i s = qv6_squeeze128(_mm512_cvtepi32_epi8(r));
-    uint32_t hi = (uint32_t)_mm_extract_epi32(s, 2);
-    _mm_storel_epi64((__m128i *)y, s);
-    memcpy(y + 8, &hi, 4);
 }
 
 /* 12 bytes -> QV_W codes: 128-bit lane k takes group k, lane i bits 6(i%4) .. of it */
