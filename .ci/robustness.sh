@@ -72,7 +72,7 @@ seed=${QSIMD_FUZZ_SEED:-$(( $(date +%s) % 100000 ))}
 # lane B in the background, its output kept for the end
 lane_b() {
     local rc=0
-    timeout 200 bash "$here/fuzz.sh" --seconds "$lf_seconds" --calls 0 --dir "$work" || { echo "FAILED: libFuzzer"; rc=1; }
+    timeout 400 bash "$here/fuzz.sh" --seconds "$lf_seconds" --calls 0 --dir "$work" || { echo "FAILED: libFuzzer"; rc=1; }
     timeout 360 bash "$here/leaks.sh" --calls "$leak_calls" --vg-calls "$vg_calls" --dir "$work" || { echo "FAILED: leaks"; rc=1; }
     timeout 300 bash "$here/fuzz.sh" --plain --seconds 0 --calls $(( calls - half )) --seed $(( seed + 1 )) \
         --dir "$work" || { echo "FAILED: Python API fuzz (second half)"; rc=1; }
@@ -84,7 +84,7 @@ lane_b_pid=$!
 failed=()
 echo "== robustness lane A: sanitizers, Python API fuzz (first half)"
 sq=(--quick); [ "${QSIMD_SAN_FULL:-0}" = 1 ] && sq=()
-timeout 600 bash "$here/sanitizers.sh" "${sq[@]}" --dir "$work" || failed+=("sanitizers")
+timeout 1200 bash "$here/sanitizers.sh" "${sq[@]}" --dir "$work" || failed+=("sanitizers")
 touch "$work/lane_a_done"
 if [ -f "$work/asan/built" ]; then
     timeout 300 bash "$here/fuzz.sh" --seconds 0 --calls "$half" --seed "$seed" --dir "$work" \
