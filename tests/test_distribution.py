@@ -119,7 +119,7 @@ def test_cmake_isa_options_and_find_package(tmp_path):
         pytest.skip("the CMake options are checked by the plain run")
     b, prefix, ex = tmp_path / "b", tmp_path / "prefix", tmp_path / "ex"
     for cmd in (["cmake", "-S", os.path.join(ROOT, "csrc"), "-B", str(b),
-                 f"-DCMAKE_C_COMPILER={CC}", "-DQSIMD_BUILD_SHARED=OFF", *opts],
+                 f"-DCMAKE_C_COMPILER={CC}", *opts],
                 ["cmake", "--build", str(b), "-j", "2"],
                 ["cmake", "--install", str(b), "--prefix", str(prefix)],
                 ["cmake", "-S", os.path.join(ROOT, "examples", "c"), "-B", str(ex),
@@ -146,6 +146,11 @@ def test_cmake_isa_options_and_find_package(tmp_path):
         names = [n for _, body in gate.ar_members(_read(lib))
                  for n in gate.Elf(body).defined_globals(2)]
         assert names and all(n.startswith("qsimd_") for n in names), names
+        # the shared library exports the C API and nothing else
+        shared = next(p for p in prefix.rglob("libqsimd.so*") if not p.is_symlink())
+        names = gate.Elf(_read(shared)).defined_globals(11)
+        assert "qsimd_quantize_linear" in names, names
+        assert all(n.startswith("qsimd_") for n in names), names
     assert list(prefix.rglob("qsimdConfig.cmake")) and list(prefix.rglob("qsimd.pc"))
     # the onnxruntime custom-op module (QSIMD_BUILD_ORT, default ON): RegisterCustomOps only,
     # and onnxruntime runs Quark's nodes with it
