@@ -27,24 +27,9 @@ import ort_quark  # noqa: E402
 import quark_ops  # noqa: E402
 
 
-def _session(model, library, threads, profile=False):
-    import onnxruntime as ort
-
-    import qsimd.ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.enable_profiling = profile
-    if library is None:
-        qsimd.ort.register(so)
-    else:
-        so.register_custom_ops_library(library)
-    return ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-
-
 def _per_op(model, library, threads, x, runs):
     """ms per inference by op type (onnxruntime's profiler)."""
-    s = _session(model, library, threads, profile=True)
+    s = ort_quark.session(model, library, threads, profile=True)
     for _ in range(runs):
         s.run(None, {"x": x})
     path = s.end_profiling()
@@ -76,7 +61,7 @@ def main(argv=None):
     x = np.random.default_rng(1).standard_normal(
         (1, args.channels, args.size, args.size)).astype(np.float32)
     libs = {"qsimd": args.library, "quark": quark_lib}
-    sessions = {k: _session(model, v, args.threads) for k, v in libs.items()}
+    sessions = {k: ort_quark.session(model, v, args.threads) for k, v in libs.items()}
     outs = {k: s.run(None, {"x": x})[0] for k, s in sessions.items()}
     same = np.array_equal(outs["qsimd"].view(np.uint32), outs["quark"].view(np.uint32))
     times = {k: [] for k in sessions}

@@ -87,15 +87,18 @@ def build_model(channels: int = 64, size: int = 56, seed: int = 0) -> Any:
                                                    helper.make_opsetid(Q, 1)], ir_version=8)
 
 
-def session(model: Any, library: str | None = None, threads: int = 1) -> Any:
+def session(model: Any, library: str | None = None, threads: int = 1,
+            profile: bool = False) -> Any:
     """An onnxruntime session of `model` with qsimd's ops (library None) or another custom-op
-    library (e.g. Quark's), on `threads` intra-op threads."""
+    library (e.g. Quark's), on `threads` intra-op threads; `profile`: onnxruntime's profiler
+    on (the benchmark reads where the time goes)."""
     import onnxruntime as ort
 
     import qsimd.ort
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
+    so.enable_profiling = profile
     if library is None:
         qsimd.ort.register(so)
     else:
