@@ -5,6 +5,7 @@ by whole-array NumPy operations).
 """
 from __future__ import annotations
 
+import math
 import operator
 import os
 import sys
@@ -73,50 +74,11 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                     saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
-    Arrays may be NumPy / ml_dtypes arrays, tensors of other libraries (PyTorch, JAX: any
-    object with ``__dlpack__``, on the CPU) or buffers, all read where they are, without a
-    copy; Python data is converted (floats to float32). A float64 array, tensor or NumPy
-    scalar is a TypeError, never rounded silently.
-
-    x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
-
-    scale: float32, float16, bfloat16, int32 or float8_e8m0fnu; one element (per-tensor), 1-D
-    of length ``x.shape[axis]`` (per-axis), or x's shape with ``ceil(D / block_size)`` entries
-    along `axis` (blocked).
-
-    zero_point: None, or scale's shape; its dtype is the output type.
-
-    output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
-    types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored),
-    float4_e2m1fn (zero point added in float, saturates at +-6) and, from opset 28,
-    float6_e2m3fn / float6_e3m2fn (as float4, saturating at +-7.5 / +-28); AMD Quark's int32,
-    uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
-    integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
-
-    saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
-    values that round past it become inf (e5m2) or NaN.
-
-    precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
-
-    packed: for 6-, 4- and 2-bit outputs, return a PackedTensor (data, dtype, shape): the ONNX
-    raw bytes (uint8, 1-D; 6-bit: 4 codes in 3 bytes, element 0 in the lowest bits) with the
-    element type and x's shape, which dequantize_linear reads as it is; `out` is then the
-    uint8 array for the bytes (``result.data`` is `out`).
-
-    out: an array (or a writable tensor or buffer) of exactly the result's shape and dtype to
-    write into, returned as the result (any layout; a big-endian `out` receives the values in
-    its byte order). `out` may overlap x, scale or zero_point, partly or exactly (in place):
-    the result is then computed into a temporary and copied into `out`, so it always equals
-    the non-overlapping call.
-
-    num_threads: threads for this call (default: set_num_threads(), initially 1); work is
-    split only when each thread gets at least 256K elements, and results never change.
-
-    Returns a NumPy array of x's shape (a PackedTensor with ``packed=True``; `out` if given).
-    Inputs in any byte order and layout are read by value (big-endian arrays are converted).
-    Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
-    `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
-    released and calls from many threads run concurrently.
+    x: float32, float16, bfloat16 or int32; scale per-tensor, per-axis (1-D along `axis`) or
+    blocked (``ceil(D / block_size)`` entries along `axis`); the output type is
+    `output_dtype`, else the zero point's, else uint8. ``packed=True`` returns a PackedTensor
+    of a 6-, 4- or 2-bit result. `out` may overlap the inputs. What every argument accepts,
+    the errors and threads: docs/API.md.
     """
     y = _core.quantize_fast(x, scale, zero_point, axis, block_size, output_dtype, saturate,
                             precision, packed, out, num_threads)
@@ -147,8 +109,8 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
         shape, dtype = x.shape, CODE_TO_DTYPE[yt]
     y, user_out = _args.output(out, shape, dtype, (x, scale, zero_point))
     threads = _args.threads(num_threads)
-    _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
-                   prec, 1 if saturate else 0, threads)
+    _core.qdq(True, x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, packed, axis,
+              block_size, 1 if saturate else 0, prec, threads)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
 
@@ -169,19 +131,7 @@ def _packed_input(x: PackedTensor):
         data, = _arrays.arrays((data, "x.data"))
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
         raise TypeError("x.data must be a uint8 array or bytes")
-    try:
-        shape = tuple(operator.index(d) for d in x.shape)
-    except TypeError:
-        raise TypeError(f"x.shape must be a tuple of integers, got {x.shape!r}") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"x.shape must not have negative dimensions, got {shape}")
-    n = 1
-    for d in shape:
-        n *= d
-    need = (n * SUBBYTE_BITS[code] + 7) // 8
-    if data.size != need:
-        raise ValueError(f"x.data has {data.size} bytes but shape {shape} of {name_of(code)} "
-                         f"needs {need}")
+    shape = _packed_shape(x.shape, data.size, code, "x.")
     # an array with the logical shape and no memory of its own, for the shape only
     like = np.broadcast_to(np.zeros((), np.uint8), shape)
     return _args.native(data.reshape(-1)), code, like
@@ -191,23 +141,9 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
                       out=None, num_threads=None):
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
 
-    x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
-    point absent or zero), float4_e2m1fn (zero point ignored) and float6_e2m3fn /
-    float6_e3m2fn (``(float32(x) - float32(zero_point)) * scale``, opset 28) as ml_dtypes
-    arrays or tensors, a PackedTensor of 6-, 4- or 2-bit data (ONNX raw bytes, read without
-    unpacking), or AMD Quark's uint32, float16 and bfloat16
-    (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
-    when that is an array or a NumPy scalar, else int32.
-
-    scale: float32, float16, bfloat16 or float8_e8m0fnu.
-
-    The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
-    given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
-    rounds them), as the ONNX reference does.
-
-    Arrays of other libraries, out, byte order, errors and threads: as for quantize_linear
-    (`out` may overlap x, its packed bytes, scale or zero_point, even exactly: the result
-    equals the non-overlapping call).
+    x: every quantized type, or a PackedTensor of 6-, 4- or 2-bit data; the result has the
+    scale's type unless `output_dtype` (float32, float16, bfloat16) is given. Arguments,
+    `out`, errors and threads as for quantize_linear (docs/API.md).
     """
     y = _core.dequantize_fast(x, scale, zero_point, axis, block_size, output_dtype, out,
                               num_threads)
@@ -241,19 +177,13 @@ def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, outp
         zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
-    if output_dtype is None or _args.is_zero_code(output_dtype):   # ONNX 0: unset
-        yt = st
-    else:
-        yt = resolve(output_dtype, "output_dtype")
-    if yt not in DQ_OUTPUT_CODES:
-        raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
-                        f"got {name_of(yt)}")
+    yt = _dq_output(output_dtype) or st
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
     y, user_out = _args.output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
     threads = _args.threads(num_threads)
-    _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,
-                     block_size, threads)
+    _core.qdq(False, x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, False, axis,
+              block_size, 1, 0, threads)
     return _args.finish(y, user_out)
 
 
@@ -285,23 +215,9 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
                      out=None, num_threads=None):
     """Dynamic quantization per row (per token) or per block: every group of `block_size`
     consecutive elements along `axis` (None: the whole axis) gets its own scale and zero
-    point from its range, in one pass over the group while it is in the caches. Returns
-    ``(y, scale, zero_point)``.
-
-    x: float32, at least 1-D. output_dtype: uint8 (default), int8, uint4 or int4.
-    Asymmetric (default): DynamicQuantizeLinear's formulas on each group with the type's
-    range: ``M = max(0, max g)``, ``m = min(0, min g)``, ``scale = (M - m) / (qmax - qmin)``
-    in float32, ``zero_point = round_half_even(clamp(qmin - m / scale, qmin, qmax))``; for
-    uint8 each group equals ONNX DynamicQuantizeLinear of that group alone.
-    symmetric=True (int8 / int4): ``scale = max|g| / 127`` (or / 7) in float32, zero point 0.
-    NaN elements are ignored when finding the range and become qmin (as in quantize_linear);
-    an all-zero (or all-NaN) group gets scale 1 / (qmax - qmin) (symmetric: 1 / qmax); an
-    infinite element makes the scale infinite (see README).
-    scale (float32) and zero_point (output type; zeros when symmetric) have x's shape with
-    ``ceil(D / block_size)`` entries along `axis` (1 for whole-axis groups), so
-    ``dequantize_linear(y, scale, zero_point, axis=axis, block_size=block_size or D)`` with
-    ``D = x.shape[axis]`` (ONNX DequantizeLinear, blocked, opset 21+) takes them as they are.
-    out: a y of x's shape and the output type to write into. num_threads: as quantize_linear.
+    point, DynamicQuantizeLinear's formulas with the output type's range (symmetric=True:
+    ``max|g| / qmax``, zero point 0). Returns ``(y, scale, zero_point)``, the parameters
+    shaped for dequantize_linear with `block_size`. Details: docs/serving.md.
     """
     r = _core.dynamic_fast(x, axis, block_size, output_dtype, symmetric, out, num_threads)
     if r is not None:
@@ -314,26 +230,15 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     if sym and yt in (2, 21):
         raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
                          f"{name_of(yt)}")
-    r = x.ndim
-    if r == 0:
-        raise ValueError("x must have at least one dimension (groups lie along an axis)")
     axis = _args.attr64(axis, "axis")
-    if not -r <= axis < r:
-        raise ValueError(f"axis {axis} is out of range for x of rank {r} "
-                         f"(expected {-r} <= axis <= {r - 1})")
-    a = axis % r
-    d = x.shape[a]
-    if block_size is None:
-        block = 0
-    else:
-        block = _args.attr64(block_size, "block_size")
-        if block < 1:
-            raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
-    if x.size == 0:
-        raise ValueError("x is empty: dynamic quantization needs at least one element per "
-                         "group")
-    nblocks = 1 if block == 0 else -(-d // block)
-    sshape = x.shape[:a] + (nblocks,) + x.shape[a + 1:]
+    block = 0 if block_size is None else _args.attr64(block_size, "block_size")
+    if block_size is not None and block < 1:
+        raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
+    # rank, axis and emptiness are C's to check (before it looks at the scale's shape)
+    r = x.ndim
+    a = axis % r if -r <= axis < r else None
+    sshape = (0,) if a is None else \
+        x.shape[:a] + (-(-x.shape[a] // block) if block else 1,) + x.shape[a + 1:]
     dtype = CODE_TO_DTYPE[yt]
     y, user_out = _args.output(out, x.shape, dtype, (x,))
     scale = np.empty(sshape, np.float32)
@@ -502,78 +407,49 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
     zero_point, = _arrays.arrays((zero_point, "zero_point"))
-    if zero_point is not None and not isinstance(zero_point, np.ndarray) and (
-            DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
-            or not isinstance(zero_point, np.generic)):
-        # Python data: dequantize_linear gives it x's type, so every call does the same
-        return _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size,
-                                           output_dtype, num_threads)
-    if zero_point is not None:
+    # Python data (numbers, lists): dequantize_linear gives it x's type, so every call takes
+    # that function's path (zt -1), with a private copy of the numbers
+    data = zero_point is not None and not isinstance(zero_point, np.ndarray) and (
+        DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
+        or not isinstance(zero_point, np.generic))
+    if data:
+        a = np.array(zero_point)
+        if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+            raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
+    elif zero_point is not None:
         # any type, as dequantize_linear: one that is not x's fails each call, as it does there
         zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, tuple(CODE_TO_DTYPE))
-    if output_dtype is None or _args.is_zero_code(output_dtype):
-        ot = None
-    else:
-        ot = resolve(output_dtype, "output_dtype")
-        if ot not in DQ_OUTPUT_CODES:
-            raise TypeError(f"output_dtype must be float32, float16, bfloat16 or "
-                            f"float8_e8m0fnu, got {name_of(ot)}")
+    ot = _dq_output(output_dtype)
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    _check_prepared_params(scale, zero_point, block_size)
+    if not data:   # with Python data, shapes are checked per call, after x's type
+        _check_prepared_params(scale, zero_point, block_size)
     threads = _args.threads(num_threads)
-    scale, zp = _private(scale), _private(zero_point)
+    scale = _private(scale)
+    zp = a.tolist() if data else _private(zero_point)
     self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
 
     def slow(x, out, _dq=dequantize_linear):
         x, = _arrays.arrays((x, "x"))
         try:
-            return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot,
-                       out=out, num_threads=num_threads)
+            return _dq(x, scale, a.tolist() if data else zp, axis=axis, block_size=block_size,
+                       output_dtype=ot, out=out, num_threads=num_threads)
         except ValueError:
             _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
             raise
-    self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
-                slow)
+    self._setup(False, scale, st, None if data else zp, -1 if data else zt or 0, ot or 0, axis,
+                block_size, 1, 0, False, threads, slow)
 
 
 def _dq_output(output_dtype):
-    if output_dtype is None or _args.is_zero_code(output_dtype):
+    """DequantizeLinear's output_dtype: a code, or None when unset (the scale's type)."""
+    if output_dtype is None or _args.is_zero_code(output_dtype):   # ONNX 0: unset
         return None
     ot = resolve(output_dtype, "output_dtype")
     if ot not in DQ_OUTPUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
                         f"got {name_of(ot)}")
     return ot
-
-
-def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, output_dtype,
-                                num_threads):
-    """A Dequantizer whose zero point is Python data (numbers or lists): its type is each
-    x's, as in dequantize_linear, so every call takes that function's path."""
-    a = np.asarray(zero_point)
-    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
-        raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
-    a = np.array(a, copy=True)
-    a.flags.writeable = False
-    ot = _dq_output(output_dtype)
-    axis = _args.attr64(axis, "axis")
-    block_size = _args.attr64(block_size, "block_size")
-    threads = _args.threads(num_threads)   # shapes: checked per call, after x's type
-    scale = _private(scale)
-    zp = a.tolist()   # Python data again, as given (a private copy)
-    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
-
-    def slow(x, out, _dq=dequantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size,
-                       output_dtype=ot, out=out, num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-            raise
-    self._setup(False, scale, st, None, -1, ot or 0, axis, block_size, 1, 0, False, threads,
-                slow)
 
 
 def _check_prepared_params(scale, zp, block_size):
@@ -659,28 +535,26 @@ def pack(a) -> np.ndarray:
     if code not in SUBBYTE_BITS:
         raise TypeError(f"a must have a 6-, 4- or 2-bit dtype (int4, uint4, int2, uint2, "
                         f"float4_e2m1fn, float6_e2m3fn, float6_e3m2fn), got {a.dtype}")
-    bits = SUBBYTE_BITS[code]
-    codes = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & np.uint8((1 << bits) - 1)
-    if bits == 6:
-        n = codes.size
-        pad = (-n) % 4
-        if pad:
-            codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
-        c = codes.reshape(-1, 4)
-        outb = np.empty((c.shape[0], 3), np.uint8)   # the 24 bits of 4 codes, low byte first
-        outb[:, 0] = c[:, 0] | (c[:, 1] << np.uint8(6))
-        outb[:, 1] = (c[:, 1] >> np.uint8(2)) | (c[:, 2] << np.uint8(4))
-        outb[:, 2] = (c[:, 2] >> np.uint8(4)) | (c[:, 3] << np.uint8(2))
-        return outb.reshape(-1)[: (n * 6 + 7) // 8].copy()
-    per = 8 // bits
-    pad = (-codes.size) % per
-    if pad:
-        codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
-    codes = codes.reshape(-1, per)
-    outb = codes[:, 0].copy()
-    for k in range(1, per):   # over bit slots (at most 4), not elements
-        outb |= codes[:, k] << np.uint8(bits * k)
-    return outb
+    codes = np.ascontiguousarray(a).reshape(-1, 1).view(np.uint8)
+    # the codes' low bits as one little-endian bit stream: every width alike
+    bits = np.unpackbits(codes, axis=1, count=SUBBYTE_BITS[code], bitorder="little")
+    return np.packbits(bits.reshape(-1), bitorder="little")
+
+
+def _packed_shape(shape, nbytes, code, prefix):
+    """A packed tensor's logical shape, checked against its byte count (prefix: "x." for a
+    PackedTensor's fields)."""
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{prefix}shape must be a tuple of integers, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{prefix}shape must not have negative dimensions, got {shape}")
+    need = (math.prod(shape) * SUBBYTE_BITS[code] + 7) // 8
+    if nbytes != need:
+        raise ValueError(f"{prefix}data has {nbytes} bytes but shape {shape} of "
+                         f"{name_of(code)} needs {need}")
+    return shape
 
 
 def unpack(data, dtype, shape) -> np.ndarray:
@@ -700,34 +574,11 @@ def unpack(data, dtype, shape) -> np.ndarray:
         b = b.reshape(-1).view(np.uint8)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
-    try:
-        shape = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a tuple of integers, got {shape!r}") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"shape must not have negative dimensions, got {shape}")
-    n = 1
-    for d in shape:
-        n *= d
-    bits = SUBBYTE_BITS[code]
-    need = (n * bits + 7) // 8
-    if b.size != need:
-        raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
-                         f"needs {need}")
-    if bits == 6:
-        flat = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
-        flat[: b.size] = b
-        g = flat.reshape(-1, 3)
-        codes = np.empty((g.shape[0], 4), np.uint8)
-        codes[:, 0] = g[:, 0] & np.uint8(0x3F)
-        codes[:, 1] = (g[:, 0] >> np.uint8(6)) | ((g[:, 1] & np.uint8(0x0F)) << np.uint8(2))
-        codes[:, 2] = (g[:, 1] >> np.uint8(4)) | ((g[:, 2] & np.uint8(0x03)) << np.uint8(4))
-        codes[:, 3] = g[:, 2] >> np.uint8(2)
-        codes = codes.reshape(-1)[:n]
-    else:
-        shifts = np.arange(0, 8, bits, dtype=np.uint8)
-        codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
-    return np.ascontiguousarray(codes).view(CODE_TO_DTYPE[code]).reshape(shape)
+    shape = _packed_shape(shape, b.size, code, "")
+    bits, n = SUBBYTE_BITS[code], math.prod(shape)
+    stream = np.unpackbits(b, count=n * bits, bitorder="little").reshape(n, bits)
+    codes = np.packbits(stream, axis=1, bitorder="little").reshape(-1)
+    return codes.view(CODE_TO_DTYPE[code]).reshape(shape)
 
 
 def get_include() -> str:
@@ -749,12 +600,8 @@ def set_num_threads(n: int) -> None:
 
 
 def set_result_cache(max_bytes: int) -> None:
-    """Results of 1 MiB or more are allocated through a small cache: when NumPy frees one,
-    its memory is kept (at most two blocks, at most `max_bytes` in total; initially
-    QSIMD_RESULT_CACHE or 1/32 of the memory, at most 256 MiB: see get_result_cache()) and the next result of a similar size reuses it, instead of fresh memory that
-    the OS must fault in and zero on first touch (for a large result that costs as much as
-    computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
-    cache off; any call frees the blocks kept so far."""
+    """Limit (bytes; 0: off) of the cache of freed large result blocks that the next
+    results reuse; any call frees the blocks kept so far. See docs/API.md."""
     n = _args.index(max_bytes, "max_bytes")
     if n < 0:
         raise ValueError(f"max_bytes must be >= 0, got {n}")
@@ -762,9 +609,8 @@ def set_result_cache(max_bytes: int) -> None:
 
 
 def get_result_cache() -> int:
-    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import (bytes, or
-    with a K/M/G suffix), else 1/32 of the machine's (or container's) memory, at most
-    256 MiB; changed by set_result_cache()."""
+    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import, else 1/32
+    of the memory, at most 256 MiB; changed by set_result_cache()."""
     return _core.get_result_cache()
 
 

@@ -1,12 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
-quantize / dequantize / dynamic_quantize receive arrays the Python layer has normalised
-(C-contiguous, aligned, native byte order, supported dtype); the *_fast functions at the end
-check arguments that are already in that form themselves, at C level, and decline the rest.
-Shapes, axes and block sizes are validated by the C operator layer, whose messages become the
-exceptions raised here. Buffers are read through NumPy's C API rather than typed
-memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
+The general entry points take arrays the Python layer has normalised; the *_fast ones check
+arguments already in final form at C level and decline the rest. C validates shapes, axes
+and block sizes and owns those messages. Buffers are read through NumPy's C API: acquiring a
+memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
 import numpy as np
@@ -89,6 +87,16 @@ cdef struct shaped:
     int64_t dims[32]
 
 
+# x, scale, zero point or out as a fast path reads it
+cdef struct view:
+    char *data
+    int code
+    int nd
+    int64_t dims[32]
+    int64_t size
+    int64_t nbytes
+
+
 cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     cdef int i, nd = cnp.PyArray_NDIM(a)
     cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
@@ -112,61 +120,51 @@ cdef inline int fill_shape(shaped *s, cnp.ndarray data, int dtype, int packed,
     return 0
 
 
-cdef raise_error(int rc, qsimd_error *err):
+cdef raise_error(int rc, qsimd_error *err, const view *vx=NULL):
+    """The exception for a C error; vx: x of a prepared operator, named when its shape does
+    not fit the prepared parameters."""
+    cdef int i
     msg = err.message.decode("utf-8", "replace")
     if rc == QSIMD_ERR_TYPE:
         raise TypeError(msg)
     if rc == QSIMD_ERR_NOMEM:
         raise MemoryError(msg)
+    if vx != NULL and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
+        shape = tuple([vx.dims[i] for i in range(vx.nd)])
+        raise ValueError(f"x of shape {shape} does not fit this operator's parameters: {msg}")
     raise ValueError(msg)
 
 
-def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt,
-             cnp.ndarray y, int yt, bint packed, int64_t axis, int64_t block_size,
-             int precision, int saturate, int num_threads=0):
-    cdef shaped sx, ss, sz, sy
-    cdef qsimd_quantize_options opt
-    cdef qsimd_error err
-    cdef int rc
-    cdef const qsimd_tensor *pz = NULL
-    fill(&sx, x, xt, 0)
-    fill(&ss, scale, st, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, zt, 0)
-        pz = &sz.t
-    fill_shape(&sy, y, yt, packed, x)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.saturate = saturate
-    opt.precision = precision
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_quantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
+cdef int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s, const qsimd_tensor *z,
+              int64_t axis, int64_t block, int sat, int prec, int nt, const qsimd_tensor *y,
+              qsimd_error *err) noexcept nogil:
+    """QuantizeLinear (q) or DequantizeLinear: the one C call of every path."""
+    cdef qsimd_quantize_options qo
+    cdef qsimd_dequantize_options do
+    if q:
+        qo = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
+                                    num_threads=nt)
+        return qsimd_quantize_linear(x, s, z, &qo, y, err)
+    do = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
+    return qsimd_dequantize_linear(x, s, z, &do, y, err)
 
 
-def dequantize(cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
-               int st, object zp, int zt, cnp.ndarray y, int yt, int64_t axis,
-               int64_t block_size, int num_threads=0):
-    """like: an array with x's logical shape (x itself unless x holds packed bytes)."""
+def qdq(bint q, cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
+        int st, object zp, int zt, cnp.ndarray y, int yt, bint y_packed, int64_t axis,
+        int64_t block_size, int saturate, int precision, int num_threads):
+    """The general path's QuantizeLinear (q) or DequantizeLinear on normalised arrays; like:
+    an array of x's logical shape (x itself unless x or y holds packed bytes)."""
     cdef shaped sx, ss, sz, sy
-    cdef qsimd_dequantize_options opt
     cdef qsimd_error err
     cdef int rc
-    cdef const qsimd_tensor *pz = NULL
     fill_shape(&sx, x, xt, x_packed, like)
     fill(&ss, scale, st, 0)
     if zp is not None:
         fill(&sz, <cnp.ndarray>zp, zt, 0)
-        pz = &sz.t
-    fill_shape(&sy, y, yt, 0, like)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.num_threads = num_threads
+    fill_shape(&sy, y, yt, y_packed, like)
     with nogil:
-        rc = qsimd_dequantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
+        rc = _qdq(q, &sx.t, &ss.t, &sz.t if zp is not None else NULL, axis, block_size,
+                  saturate, precision, num_threads, &sy.t, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return y
@@ -190,22 +188,18 @@ def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
 def dynamic_groups(cnp.ndarray x, cnp.ndarray y, int yt, cnp.ndarray scale, object zp,
                    int64_t axis, int64_t block_size, int symmetric, int num_threads):
     cdef shaped sx, sy, ss, sz
-    cdef qsimd_dynamic_options opt
+    cdef qsimd_dynamic_options opt = qsimd_dynamic_options(
+        axis=axis, block_size=block_size, symmetric=symmetric, num_threads=num_threads)
     cdef qsimd_error err
     cdef int rc
-    cdef const qsimd_tensor *pz = NULL
     fill(&sx, x, 1, 0)
     fill(&sy, y, yt, 0)
     fill(&ss, scale, 1, 0)
     if zp is not None:
         fill(&sz, <cnp.ndarray>zp, yt, 0)
-        pz = &sz.t
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.symmetric = symmetric
-    opt.num_threads = num_threads
     with nogil:
-        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, pz, &opt, &err)
+        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t if zp is not None else NULL,
+                                    &opt, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
 
@@ -252,22 +246,16 @@ def env_isa_error():
     return None if e == NULL else e.decode("utf-8", "replace")
 
 
+_CPU_BITS = {"sse4.1": QSIMD_CPU_SSE41, "avx2": QSIMD_CPU_AVX2, "fma": QSIMD_CPU_FMA,
+             "f16c": QSIMD_CPU_F16C, "avx512f": QSIMD_CPU_AVX512F,
+             "avx512bw": QSIMD_CPU_AVX512BW, "avx512dq": QSIMD_CPU_AVX512DQ,
+             "avx512vl": QSIMD_CPU_AVX512VL, "os_avx": QSIMD_CPU_OS_AVX,
+             "os_avx512": QSIMD_CPU_OS_AVX512, "neon": QSIMD_CPU_NEON, "fp16": QSIMD_CPU_FP16}
+
+
 def cpu_feature_bits():
     cdef unsigned f = qsimd_cpu_features()
-    return {
-        "sse4.1": bool(f & QSIMD_CPU_SSE41),
-        "avx2": bool(f & QSIMD_CPU_AVX2),
-        "fma": bool(f & QSIMD_CPU_FMA),
-        "f16c": bool(f & QSIMD_CPU_F16C),
-        "avx512f": bool(f & QSIMD_CPU_AVX512F),
-        "avx512bw": bool(f & QSIMD_CPU_AVX512BW),
-        "avx512dq": bool(f & QSIMD_CPU_AVX512DQ),
-        "avx512vl": bool(f & QSIMD_CPU_AVX512VL),
-        "os_avx": bool(f & QSIMD_CPU_OS_AVX),
-        "os_avx512": bool(f & QSIMD_CPU_OS_AVX512),
-        "neon": bool(f & QSIMD_CPU_NEON),
-        "fp16": bool(f & QSIMD_CPU_FP16),
-    }
+    return {name: bool(f & bit) for name, bit in _CPU_BITS.items()}
 
 
 def c_version():
@@ -519,16 +507,6 @@ cdef int _dl_code(qs_dltype t) noexcept:
                 19 if t.code == QS_DL_F8_E5M2 else 20 if t.code == QS_DL_F8_E5M2FNUZ else
                 24 if t.code == QS_DL_F8_E8M0FNU else 0)
     return code if code and _size_of[code] else 0
-
-
-# x, scale, zero point or out as a fast path reads it
-cdef struct view:
-    char *data
-    int code
-    int nd
-    int64_t dims[32]
-    int64_t size
-    int64_t nbytes
 
 
 cdef int _view(object o, view *v, bint out) except -1:
@@ -824,29 +802,15 @@ cdef inline void _param_scalar(param *p, int code) noexcept:
     p.hi = NULL
 
 
-cdef inline void _param_array(param *p, cnp.ndarray a, int code) noexcept:
-    cdef int i, nd = cnp.PyArray_NDIM(a)
-    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
-    for i in range(nd):
-        p.s.dims[i] = dims[i]
-    p.s.t.data = cnp.PyArray_DATA(a)
-    p.s.t.dtype = code
-    p.s.t.ndim = nd
-    p.s.t.shape = p.s.dims
-    p.s.t.packed = 0
+cdef inline int _param_array(param *p, cnp.ndarray a, int code) except -1:
+    fill(&p.s, a, code, 0)
     p.lo = <char *>cnp.PyArray_DATA(a)
     p.hi = p.lo + cnp.PyArray_NBYTES(a)
+    return 0
 
 
 cdef inline void _param_view(param *p, const view *v) noexcept:
-    cdef int i
-    for i in range(v.nd):
-        p.s.dims[i] = v.dims[i]
-    p.s.t.data = v.data
-    p.s.t.dtype = v.code
-    p.s.t.ndim = v.nd
-    p.s.t.shape = p.s.dims
-    p.s.t.packed = 0
+    _tensor(&p.s, v.data, v.code, v.nd, v.dims, 0)
     p.lo = v.data
     p.hi = v.data + v.nbytes
 
@@ -1050,15 +1014,10 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
                   object output_dtype, object saturate, object precision, object packed,
                   object out, object num_threads):
     """quantize_linear for arguments in final form; None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, bits
-    cdef int64_t c_axis, c_block, limit, ybytes
+    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt
+    cdef int64_t c_axis, c_block, limit
     cdef view vx
     cdef param ps, pz
-    cdef shaped sx, sy
-    cdef char *ydata = NULL
-    cdef qsimd_quantize_options opt
-    cdef qsimd_error err
-    cdef int rc
     xt = _view(x, &vx, False)
     if not _has(Q_IN, xt) or precision is not None:
         return None
@@ -1079,32 +1038,38 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
         if not zt or (ot and zt != ot):
             return None
     yt = ot or zt or 2
-    bits = _bits_of[yt]
-    if pk and not bits:
+    if pk and not _bits_of[yt]:
         return None
+    return _run_fast(True, x, &vx, xt, 0, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
+                     sat, 0, nt, out, False)
+
+
+cdef object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps, param *pz,
+                      int yt, int pk, int64_t axis, int64_t block, int sat, int prec, int nt,
+                      object out, bint prepared):
+    """The end of every fast path: the result (None when out= does not fit as it is: the
+    general path decides), the C call, a PackedTensor for packed results. pz NULL: no zero
+    point; prepared: errors name x as a prepared operator's do."""
+    cdef int64_t ybytes
+    cdef char *ydata = NULL
+    cdef shaped sx, sy
+    cdef qsimd_error err
+    cdef int rc
     if pk:
-        ybytes = (vx.size * bits + 7) // 8
-        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &ps,
-                    &pz if zt else NULL, &ydata)
+        ybytes = (vx.size * _bits_of[yt] + 7) // 8
+        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
     else:
-        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
-                    &pz if zt else NULL, &ydata)
+        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
     if y is None:
         return None
-    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
+    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, pk)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.saturate = sat
-    opt.precision = 0
-    opt.num_threads = nt
     with nogil:
-        rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t, &err)
+        rc = _qdq(q, &sx.t, &ps.s.t, &pz.s.t if pz != NULL else NULL, axis, block, sat, prec,
+                  nt, &sy.t, &err)
     if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    if pk:
-        return _packed_result(y, yt, x, &vx)
-    return y
+        raise_error(rc, &err, vx if prepared else NULL)
+    return _packed_result(y, yt, x, vx) if pk else y
 
 
 cdef inline object _packed_result(object y, int yt, object x, const view *vx):
@@ -1159,15 +1124,10 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
                     object output_dtype, object out, object num_threads):
     """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
     PackedTensor); None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, nt, xpk = 0
+    cdef int xt, st, zt = 0, ot, nt, xpk = 0
     cdef int64_t c_axis, c_block, limit
     cdef view vx, vd
     cdef param ps, pz
-    cdef shaped sx, sy
-    cdef char *ydata = NULL
-    cdef qsimd_dequantize_options opt
-    cdef qsimd_error err
-    cdef int rc
     if type(x) is _packed_cls:
         xt = _packed_x(x, vx.dims, &vx.nd, &vx.size)
         if not xt:
@@ -1194,22 +1154,8 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
         zt = _zp_param(zero_point, xt, 1u << xt, limit, &pz)
         if not zt:
             return None
-    yt = ot or st
-    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
-                &pz if zt else NULL, &ydata)
-    if y is None:
-        return None
-    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
-    _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.num_threads = nt
-    with nogil:
-        rc = qsimd_dequantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t,
-                                     &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
+    return _run_fast(False, x, &vx, xt, xpk, &ps, &pz if zt else NULL, ot or st, 0, c_axis,
+                     c_block, 1, 0, nt, out, False)
 
 
 def dynamic_quantize_fast(object x, object out=None):
@@ -1305,7 +1251,7 @@ cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
     cdef public object _args   # the prepared arguments, for repr / pickling (qsimd._api)
     cdef param ps, pz
-    cdef int st, zt, yt, sat, prec, pk, nt, is_q, bits
+    cdef int st, zt, yt, sat, prec, pk, nt, is_q
     cdef int64_t c_axis, c_block
     cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
     cdef object _scale_arr, _zp_arr, _slow
@@ -1328,109 +1274,62 @@ cdef class _Prepared:
         self.zt = zt
         if zp is not None and zt > 0:
             _param_array(&self.pz, <cnp.ndarray>zp, zt)
-        self.yt = yt
+        self.yt = yt or st
         self.c_axis = axis
         self.c_block = block
         self.sat = sat
         self.prec = prec
         self.pk = packed
-        self.bits = _bits_of[yt] if yt > 0 and yt < 32 else 0
         self.nt = nt
         self.axis_len = -1   # one entry is per-tensor whatever axis says (as ONNX)
         if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
 
-    cdef object _fail(self, int rc, qsimd_error *err, const view *vx):
-        cdef int i
-        msg = err.message.decode("utf-8", "replace")
-        if rc == QSIMD_ERR_VALUE and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
-            shape = tuple([vx.dims[i] for i in range(vx.nd)])
-            raise ValueError(f"x of shape {shape} does not fit this operator's parameters: "
-                             f"{msg}")
-        raise_error(rc, err)
-
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
 
+    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
+    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
+    axis = property(lambda self: self._args[2])
+    block_size = property(lambda self: self._args[3])
+    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
+
+    def __reduce__(self):
+        return _api_mod()._reduce_prepared(self)
+
+    def __repr__(self):
+        return _api_mod()._repr_prepared(self)
+
 
 cdef object _prepared_call(object obj, object x, object out):
-        cdef _Prepared self = <_Prepared>obj
-        cdef int xt
-        cdef int64_t a, ybytes
-        cdef view vx
-        cdef shaped sx, sy
-        cdef char *ydata = NULL
-        cdef qsimd_quantize_options qo
-        cdef qsimd_dequantize_options do
-        cdef qsimd_error err
-        cdef int rc, yt
-        if self.zt < 0:
+    cdef _Prepared self = <_Prepared>obj
+    cdef int xt
+    cdef int64_t a
+    cdef view vx
+    if self.zt < 0:
+        return self._slow(x, out)
+    xt = _view(x, &vx, False)
+    if self.is_q:
+        if not _has(Q_IN, xt):
             return self._slow(x, out)
-        xt = _view(x, &vx, False)
-        if self.is_q:
-            if not _has(Q_IN, xt):
-                return self._slow(x, out)
-        elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
+    elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
+        return self._slow(x, out)
+    if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
+        a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
+        if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
             return self._slow(x, out)
-        if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
-            a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
-            if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
-                return self._slow(x, out)
-        yt = self.yt if self.yt else self.st
-        if self.pk:
-            ybytes = (vx.size * self.bits + 7) // 8
-            y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &self.ps,
-                        &self.pz if self.zt else NULL, &ydata)
-        else:
-            y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &self.ps,
-                        &self.pz if self.zt else NULL, &ydata)
-        if y is None:
-            return self._slow(x, out)
-        _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
-        _tensor(&sy, ydata, yt, vx.nd, vx.dims, self.pk)
-        if self.is_q:
-            qo.axis = self.c_axis
-            qo.block_size = self.c_block
-            qo.saturate = self.sat
-            qo.precision = self.prec
-            qo.num_threads = self.nt
-            with nogil:
-                rc = qsimd_quantize_linear(&sx.t, &self.ps.s.t,
-                                           &self.pz.s.t if self.zt else NULL, &qo, &sy.t, &err)
-        else:
-            do.axis = self.c_axis
-            do.block_size = self.c_block
-            do.num_threads = self.nt
-            with nogil:
-                rc = qsimd_dequantize_linear(&sx.t, &self.ps.s.t,
-                                             &self.pz.s.t if self.zt else NULL, &do, &sy.t,
-                                             &err)
-        if rc != QSIMD_OK:
-            self._fail(rc, &err, &vx)
-        if self.pk:
-            return _packed_result(y, yt, x, &vx)
-        return y
+    y = _run_fast(self.is_q, x, &vx, xt, 0, &self.ps, &self.pz if self.zt else NULL, self.yt,
+                  self.pk, self.c_axis, self.c_block, self.sat, self.prec, self.nt, out, True)
+    return self._slow(x, out) if y is None else y
 
 
 cdef class Quantizer(_Prepared):
     """QuantizeLinear with its parameters prepared once: ``q = Quantizer(scale, zero_point,
     axis=..., ...)``, then ``q(x, out=None)`` equals ``quantize_linear(x, scale, zero_point,
-    axis=..., ...)`` exactly, with only x (and out) checked per call.
-
-    The parameters are validated and copied at construction (later changes to your arrays do
-    not affect it; Python floats become float32 as in quantize_linear). Per-axis: x.shape[axis]
-    must equal the scale's length (ValueError naming x otherwise). Calls share the object
-    read-only: one Quantizer serves many threads at once. Picklable.
-
-    pre / pre_axis / perm: a preprocessing chain in front of the quantization, so that
-    ``q(x)`` equals ``quantize_linear(np.transpose(chain(x), perm), scale, zero_point, ...)``
-    bit for bit (axis etc. refer to the permuted tensor). ``chain(x)`` is ``x.astype(float32)``
-    followed by each ``(op, constant)`` of `pre` in order, op one of "add", "sub", "mul",
-    "div", each one correctly rounded float32 operation (NumPy's float32 arithmetic); a
-    constant is a number or a 1-D array of ``x.shape[pre_axis]`` values (converted to
-    float32). perm: np.transpose's axes for the chain's result (None: unchanged). x: uint8,
-    int8, uint16, int16, float16, bfloat16 or float32."""
+    axis=..., ...)`` exactly, with only x (and out) checked per call. pre / pre_axis / perm:
+    a preprocessing chain in front (``q(x)`` equals ``quantize_linear(np.transpose(chain(x),
+    perm), ...)``). Thread-safe, picklable; details in docs/serving.md."""
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  saturate=True, precision=None, packed=False, num_threads=None, pre=None,
@@ -1439,11 +1338,6 @@ cdef class Quantizer(_Prepared):
         _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
                              saturate, precision, packed, num_threads, pre, pre_axis, perm)
 
-    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
-    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
-    axis = property(lambda self: self._args[2])
-    block_size = property(lambda self: self._args[3])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
     saturate = property(lambda self: self._args[5])
 
     @classmethod
@@ -1452,36 +1346,16 @@ cdef class Quantizer(_Prepared):
         annotations (the stubs make Quantizer generic over it)."""
         return _GenericAlias(cls, item)
 
-    def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
-
-    def __repr__(self):
-        return _api_mod()._repr_prepared(self)
-
 
 cdef class Dequantizer(_Prepared):
-    """DequantizeLinear with its parameters prepared once: ``dq = Dequantizer(scale,
-    zero_point, axis=..., ...)``, then ``dq(x, out=None)`` equals ``dequantize_linear(x,
-    scale, zero_point, axis=..., ...)`` exactly. The zero point, if any, must be a NumPy array
-    or scalar of x's quantized type. Copies, threads and pickling as for Quantizer."""
+    """DequantizeLinear with its parameters prepared once: ``dq(x, out=None)`` equals
+    ``dequantize_linear(x, scale, zero_point, ...)`` exactly; as Quantizer otherwise."""
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  num_threads=None):
         from . import _api
         _api._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
                                num_threads)
-
-    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
-    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
-    axis = property(lambda self: self._args[2])
-    block_size = property(lambda self: self._args[3])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
-
-    def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
-
-    def __repr__(self):
-        return _api_mod()._repr_prepared(self)
 
 
 from types import GenericAlias as _GenericAlias
@@ -1551,10 +1425,7 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
     _tensor(&ss, cnp.PyArray_DATA(s), 1, vx.nd, sd, 0)
     _tensor(&sz, cnp.PyArray_DATA(z), yt, vx.nd, sd, 0)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.symmetric = sym
-    opt.num_threads = nt
+    opt = qsimd_dynamic_options(axis=c_axis, block_size=c_block, symmetric=sym, num_threads=nt)
     with nogil:
         rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t, &opt, &err)
     if rc != QSIMD_OK:
@@ -1580,8 +1451,6 @@ cdef extern from "qsimd.h" nogil:
         int64_t sub_block_shift_bits
         int32_t convert_to_bfloat_before_bfp
         int32_t num_threads
-    void qsimd_mx_options_init(qsimd_mx_options *opt)
-    void qsimd_bfp_options_init(qsimd_bfp_options *opt)
     int qsimd_mx_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
                                      const qsimd_mx_options *opt, qsimd_error *err)
     int qsimd_bfp_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
@@ -1594,66 +1463,44 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-cdef int _mx_call(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis,
-                  int64_t block_size, int64_t rounding_mode, int num_threads) except -1:
+cdef int _fq(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, const int64_t *v,
+             int nt) except -1:
+    """qsimd_mx_quantize_dequantize (v: axis, block_size, rounding_mode) or
+    qsimd_bfp_quantize_dequantize (v: the int64 options in qsimd.h's order) of native
+    C-contiguous float32 x into y of its shape (y may be x); the C core checks the rest."""
     cdef shaped sx, sy
-    cdef qsimd_mx_options opt
+    cdef qsimd_mx_options mo
+    cdef qsimd_bfp_options bo
     cdef qsimd_error err
     cdef int rc
     fill(&sx, x, 1, 0)
     fill(&sy, y, 1, 0)
-    opt.element_dtype = element_dtype
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.rounding_mode = rounding_mode
-    opt.num_threads = num_threads
+    if bfp:
+        bo = qsimd_bfp_options(bfp_method=name, axis=v[0], bit_width=v[1], block_size=v[2],
+                               rounding_mode=v[3], sub_block_size=v[4],
+                               sub_block_shift_bits=v[5],
+                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=nt)
+    else:
+        mo = qsimd_mx_options(element_dtype=name, axis=v[0], block_size=v[1],
+                              rounding_mode=v[2], num_threads=nt)
     with nogil:
-        rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
+        if bfp:
+            rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &bo, &err)
+        else:
+            rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &mo, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return 0
 
 
-def mx(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis, int64_t block_size,
-       int64_t rounding_mode, int num_threads):
-    """qsimd_mx_quantize_dequantize: native C-contiguous float32 x and y of its shape (y may
-    be x); the C core checks everything else."""
-    _mx_call(x, y, element_dtype, axis, block_size, rounding_mode, num_threads)
-    return y
-
-
-cdef int _bfp_call(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis,
-                   int64_t bit_width, int64_t block_size, int64_t rounding_mode,
-                   int64_t sub_block_size, int64_t sub_block_shift_bits,
-                   int convert_to_bfloat_before_bfp, int num_threads) except -1:
-    cdef shaped sx, sy
-    cdef qsimd_bfp_options opt
-    cdef qsimd_error err
-    cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 1, 0)
-    opt.bfp_method = bfp_method
-    opt.axis = axis
-    opt.bit_width = bit_width
-    opt.block_size = block_size
-    opt.rounding_mode = rounding_mode
-    opt.sub_block_size = sub_block_size
-    opt.sub_block_shift_bits = sub_block_shift_bits
-    opt.convert_to_bfloat_before_bfp = convert_to_bfloat_before_bfp
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return 0
-
-
-def bfp(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis, int64_t bit_width,
-        int64_t block_size, int64_t rounding_mode, int64_t sub_block_size,
-        int64_t sub_block_shift_bits, int convert_to_bfloat_before_bfp, int num_threads):
-    """qsimd_bfp_quantize_dequantize, as mx()."""
-    _bfp_call(x, y, bfp_method, axis, bit_width, block_size, rounding_mode, sub_block_size,
-              sub_block_shift_bits, convert_to_bfloat_before_bfp, num_threads)
+def fake_quantize(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, tuple ints,
+                  int num_threads):
+    """The general path of qsimd.quark's MX (bfp False) / BFP: _fq with Python ints."""
+    cdef int64_t v[7]
+    cdef int i
+    for i in range(len(ints)):
+        v[i] = ints[i]
+    _fq(bfp, x, y, name, v, num_threads)
     return y
 
 
@@ -1699,43 +1546,24 @@ cdef const char *_mx_name(object name):
     return s if <size_t>size == strlen(s) else NULL
 
 
-def mx_fast(object x, object element_dtype, object axis, object block_size,
-            object rounding_mode, object out, object num_threads):
-    """qsimd.quark.mx_quantize_dequantize for arguments in final form (native float32
-    C-contiguous x, a str element type, plain ints, a fitting out= or x itself); None: take
-    the general path, which makes the same C call after converting."""
-    cdef int64_t ax, bs, mode
-    cdef int th = _threads(num_threads)
-    cdef const char *name = _mx_name(element_dtype)
+def fake_quantize_fast(bint bfp, object x, object name, tuple ints, object out,
+                       object num_threads):
+    """qsimd.quark's MX / BFP for arguments in final form (native float32 C-contiguous x, a
+    str name, plain ints, a fitting out= or x itself); None: take the general path, which
+    makes the same C call after converting."""
+    cdef int64_t v[7]
+    cdef int i, th = _threads(num_threads)
+    cdef const char *cname = _mx_name(name)
     a = _mx_x(x)
-    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
-            or not _int64(block_size, &bs) or not _int64(rounding_mode, &mode)):
+    if a is None or cname == NULL or th < 0:
         return None
+    for i in range(len(ints)):
+        if not _int64(ints[i], &v[i]):
+            return None
     y = _mx_result(a, out)
     if y is None:
         return None
-    _mx_call(a, y, name, ax, bs, mode, th)
-    return y
-
-
-def bfp_fast(object x, object bfp_method, object axis, object bit_width, object block_size,
-             object rounding_mode, object sub_block_size, object sub_block_shift_bits,
-             object convert_to_bfloat_before_bfp, object out, object num_threads):
-    """qsimd.quark.bfp_quantize_dequantize for arguments in final form, as mx_fast."""
-    cdef int64_t ax, bw, bs, mode, sub, shift, tb
-    cdef int th = _threads(num_threads)
-    cdef const char *name = _mx_name(bfp_method)
-    a = _mx_x(x)
-    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
-            or not _int64(bit_width, &bw) or not _int64(block_size, &bs)
-            or not _int64(rounding_mode, &mode) or not _int64(sub_block_size, &sub)
-            or not _int64(sub_block_shift_bits, &shift)
-            or not _int64(convert_to_bfloat_before_bfp, &tb)):
-        return None
-    y = _mx_result(a, out)
-    if y is None:
-        return None
-    _bfp_call(a, y, name, ax, bw, bs, mode, sub, shift, tb != 0, th)
+    _fq(bfp, a, y, cname, v, th)
     return y
 
 
@@ -1744,16 +1572,14 @@ def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarr
     """qsimd_quantize_mx: native C-contiguous float32 x, elements of x's shape (one code per
     byte) and uint8 scales (e8m0 codes); the C core checks shapes, axis and block size."""
     cdef shaped sx, se, ss
-    cdef qsimd_mx_options opt
+    cdef qsimd_mx_options opt = qsimd_mx_options(   # element_dtype, rounding_mode: unused
+        element_dtype=NULL, axis=axis, block_size=block_size, rounding_mode=0,
+        num_threads=num_threads)
     cdef qsimd_error err
     cdef int rc
     fill(&sx, x, 1, 0)
     fill(&se, elements, element_code, 0)
     fill(&ss, scales, 24, 0)
-    qsimd_mx_options_init(&opt)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.num_threads = num_threads
     with nogil:
         rc = qsimd_quantize_mx(&sx.t, &se.t, &ss.t, &opt, &err)
     if rc != QSIMD_OK:
@@ -1776,7 +1602,9 @@ cdef class Chain:
                   int num_threads, list kinds, list values, int64_t pre_axis, tuple perm):
         cdef shaped ss, sz
         cdef const qsimd_tensor *pz = NULL
-        cdef qsimd_quantize_options opt
+        cdef qsimd_quantize_options opt = qsimd_quantize_options(
+            axis=axis, block_size=block_size, saturate=saturate, precision=precision,
+            num_threads=num_threads)
         cdef qsimd_error err
         cdef qsimd_pre_op ops[64]
         cdef int64_t cperm[32]
@@ -1790,11 +1618,6 @@ cdef class Chain:
         if zp is not None:
             fill(&sz, <cnp.ndarray>zp, zt, 0)
             pz = &sz.t
-        opt.axis = axis
-        opt.block_size = block_size
-        opt.saturate = saturate
-        opt.precision = precision
-        opt.num_threads = num_threads
         for i in range(n):
             v = <cnp.ndarray>values[i]
             ops[i].kind = kinds[i]
