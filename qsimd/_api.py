@@ -57,8 +57,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
                         f"(supported: {_args.names(Q_OUTPUT_CODES)})")
     _args.flag(saturate, "saturate")
     prec = 0
-    if precision is not None and not (isinstance(precision, (int, np.integer))
-                                      and not isinstance(precision, bool) and precision == 0):
+    if precision is not None and not _args.is_zero_code(precision):
         prec = resolve(precision, "precision")
         if prec not in FLOAT_OUT_CODES:
             raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
@@ -297,7 +296,7 @@ def _chain_args(pre, pre_axis, perm):
     if isinstance(pre, (str, bytes)) or not hasattr(pre, "__iter__"):
         raise TypeError(f"pre must be a list of (operation, constant) pairs, got "
                         f"{type(pre).__name__}")
-    ops, kinds, length = [], [], None
+    ops, kinds = [], []
     for i, item in enumerate(pre):
         if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
             raise TypeError(f"pre[{i}] must be an (operation, constant) pair, got {item!r}")
@@ -321,12 +320,6 @@ def _chain_args(pre, pre_axis, perm):
                              f"array, got shape {c.shape}")
         c = np.array(c.astype(np.float32).reshape(-1), copy=True)
         c.flags.writeable = False
-        if c.size > 1:
-            if length is not None and c.size != length:
-                raise ValueError(f"pre[{i}]: a constant of {c.size} values, but an earlier "
-                                 f"one has {length} (per-channel constants all run along "
-                                 f"pre_axis)")
-            length = c.size
         ops.append((name, c if np.ndim(const) else float(c[0])))
         kinds.append(_PRE_OPS[name])
     pre_axis = _args.attr64(pre_axis, "pre_axis")
@@ -339,12 +332,7 @@ def _chain_args(pre, pre_axis, perm):
             perm_t = tuple(operator.index(p) for p in perm)
         except TypeError:
             raise TypeError(f"perm must hold integers, got {perm!r}") from None
-        n = len(perm_t)
-        norm = tuple(p + n if p < 0 else p for p in perm_t)
-        if sorted(norm) != list(range(n)):
-            raise ValueError(f"perm must be a permutation of the axes 0..{n - 1}, got "
-                             f"{perm_t}")
-        perm_t = norm
+        perm_t = tuple(p + len(perm_t) if p < 0 else p for p in perm_t)   # C checks the rest
     return tuple(ops), kinds, pre_axis, perm_t
 
 

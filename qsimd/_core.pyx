@@ -793,11 +793,7 @@ cdef struct param:
 
 
 cdef inline void _param_scalar(param *p, int code) noexcept:
-    p.s.t.data = &p.buf
-    p.s.t.dtype = code
-    p.s.t.ndim = 0
-    p.s.t.shape = NULL
-    p.s.t.packed = 0
+    _tensor(&p.s, &p.buf, code, 0, NULL, 0)
     p.lo = NULL
     p.hi = NULL
 
@@ -829,10 +825,8 @@ cdef inline int _numpy_scalar(object o, param *p) noexcept:
 
 cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) except -1:
     """scale as the general path would pass it to C, or 0 (fall back)."""
-    cdef int code
     cdef double v
     cdef float f
-    cdef view a
     if type(o) is float:   # a Python float (a NumPy float64 is refused by the general path)
         v = PyFloat_AS_DOUBLE(o)
         if (v > FLT_MAX or v < -FLT_MAX) and not isinf(v):
@@ -841,25 +835,16 @@ cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) excep
         memcpy(&p.buf, &f, sizeof(float))
         _param_scalar(p, 1)
         return 1
-    code = _view(o, &a, False)
-    if code:
-        if not _has(allowed, code) or a.size > limit:
-            return 0   # TypeError / "more than any layout of x can use"
-        _param_view(p, &a)
-        return code
-    code = _numpy_scalar(o, p)
-    return code if _has(allowed, code) else 0
+    return _array_param(o, allowed, limit, p)
 
 
 cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p) except -1:
     """zero point: an array or NumPy scalar of an `allowed` code, or a Python int in range
     of the integer type `hint`; else 0 (fall back)."""
-    cdef int code
     cdef int64_t v
     cdef uint8_t b8
     cdef uint16_t b16
     cdef uint32_t b32
-    cdef view a
     if type(o) is int:
         if not (_zint >> hint) & 1u or not _int64(o, &v) or not _zlo[hint] <= v <= _zhi[hint]:
             return 0
@@ -874,6 +859,15 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
             memcpy(&p.buf, &b32, 4)
         _param_scalar(p, hint)
         return hint
+    return _array_param(o, allowed, limit, p)
+
+
+cdef int _array_param(object o, uint32_t allowed, int64_t limit, param *p) except -1:
+    """An array, tensor or NumPy scalar of an `allowed` code, of at most `limit` elements;
+    else 0 (fall back: the general path raises TypeError / "more than any layout of x can
+    use")."""
+    cdef int code
+    cdef view a
     code = _view(o, &a, False)
     if code:
         if not _has(allowed, code) or a.size > limit:
@@ -1463,18 +1457,15 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-cdef int _fq(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, const int64_t *v,
-             int nt) except -1:
+cdef int _fq(bint bfp, const qsimd_tensor *x, const qsimd_tensor *y, const char *name,
+             const int64_t *v, int nt) except -1:
     """qsimd_mx_quantize_dequantize (v: axis, block_size, rounding_mode) or
-    qsimd_bfp_quantize_dequantize (v: the int64 options in qsimd.h's order) of native
-    C-contiguous float32 x into y of its shape (y may be x); the C core checks the rest."""
-    cdef shaped sx, sy
+    qsimd_bfp_quantize_dequantize (v: its int64 options in qsimd.h's order) of float32 x into
+    y of its shape (y may be x); the C core checks the rest."""
     cdef qsimd_mx_options mo
     cdef qsimd_bfp_options bo
     cdef qsimd_error err
     cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 1, 0)
     if bfp:
         bo = qsimd_bfp_options(bfp_method=name, axis=v[0], bit_width=v[1], block_size=v[2],
                                rounding_mode=v[3], sub_block_size=v[4],
@@ -1485,9 +1476,9 @@ cdef int _fq(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, const int
                               rounding_mode=v[2], num_threads=nt)
     with nogil:
         if bfp:
-            rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &bo, &err)
+            rc = qsimd_bfp_quantize_dequantize(x, y, &bo, &err)
         else:
-            rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &mo, &err)
+            rc = qsimd_mx_quantize_dequantize(x, y, &mo, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return 0
@@ -1495,44 +1486,16 @@ cdef int _fq(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, const int
 
 def fake_quantize(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, tuple ints,
                   int num_threads):
-    """The general path of qsimd.quark's MX (bfp False) / BFP: _fq with Python ints."""
+    """The general path of qsimd.quark's MX (bfp False) / BFP: native C-contiguous float32 x
+    and y of its shape, the attributes as Python ints."""
+    cdef shaped sx, sy
     cdef int64_t v[7]
     cdef int i
     for i in range(len(ints)):
         v[i] = ints[i]
-    _fq(bfp, x, y, name, v, num_threads)
-    return y
-
-
-cdef object _mx_x(object x):
-    """x when it is a native float32 C-contiguous ndarray, else None."""
-    if type(x) is not np.ndarray:
-        return None
-    if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.NPY_FLOAT32 or not QS_ARR_OK(<cnp.ndarray>x):
-        return None
-    return x
-
-
-cdef object _mx_result(cnp.ndarray a, object out):
-    """The float32 array of a's shape to write: new, out= as it is, or a itself (out is a:
-    in place, which the C API allows); None: the general path decides."""
-    cdef cnp.ndarray y
-    cdef int i, nd = cnp.PyArray_NDIM(a)
-    if out is None:
-        return _new_result(nd, cnp.PyArray_DIMS(a), cnp.NPY_FLOAT32)
-    if out is a:
-        return a if QS_OUT_OK(a) else None
-    if type(out) is not np.ndarray:
-        return None
-    y = <cnp.ndarray>out
-    if cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32 or not QS_OUT_OK(y) or cnp.PyArray_NDIM(y) != nd:
-        return None
-    for i in range(nd):
-        if cnp.PyArray_DIMS(y)[i] != cnp.PyArray_DIMS(a)[i]:
-            return None
-    if not _apart(<char *>cnp.PyArray_DATA(a), <char *>cnp.PyArray_DATA(a) + cnp.PyArray_NBYTES(a),
-                  <const char *>cnp.PyArray_DATA(y), cnp.PyArray_NBYTES(y)):
-        return None
+    fill(&sx, x, 1, 0)
+    fill(&sy, y, 1, 0)
+    _fq(bfp, &sx.t, &sy.t, name, v, num_threads)
     return y
 
 
@@ -1548,22 +1511,31 @@ cdef const char *_mx_name(object name):
 
 def fake_quantize_fast(bint bfp, object x, object name, tuple ints, object out,
                        object num_threads):
-    """qsimd.quark's MX / BFP for arguments in final form (native float32 C-contiguous x, a
-    str name, plain ints, a fitting out= or x itself); None: take the general path, which
-    makes the same C call after converting."""
+    """qsimd.quark's MX / BFP for arguments in final form (float32 x, a str name, plain ints,
+    a fitting out= or x itself); None: take the general path, which makes the same C call
+    after converting."""
     cdef int64_t v[7]
     cdef int i, th = _threads(num_threads)
     cdef const char *cname = _mx_name(name)
-    a = _mx_x(x)
-    if a is None or cname == NULL or th < 0:
+    cdef view vx
+    cdef param none
+    cdef shaped sx, sy
+    cdef char *ydata = NULL
+    if _view(x, &vx, False) != 1 or cname == NULL or th < 0:
         return None
     for i in range(len(ints)):
         if not _int64(ints[i], &v[i]):
             return None
-    y = _mx_result(a, out)
+    none.lo = NULL
+    if out is x and _view(out, &vx, True) == 1:   # in place, which the C API allows
+        y, ydata = out, vx.data
+    else:
+        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
     if y is None:
         return None
-    _fq(bfp, a, y, cname, v, th)
+    _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, 1, vx.nd, vx.dims, 0)
+    _fq(bfp, &sx.t, &sy.t, cname, v, th)
     return y
 
 
