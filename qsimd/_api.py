@@ -202,9 +202,8 @@ def dynamic_quantize_linear(x, *, out=None):
             return _args.finish(r[0], r[1]), r[2], r[3]
     x, _ = _args.float_input(x, "x", (1,), False)
     y, user_out = _args.output(out, x.shape, np.dtype(np.uint8), (x,))
-    scale, zp = _core.dynamic_quantize(x, y)
-    return (_args.finish(y, user_out), np.array(scale, dtype=np.float32),
-            np.array(zp, dtype=np.uint8))
+    r = _core.dynamic_quantize_fast(x, y) or _args.too_many_dims(x)   # now in final form
+    return (_args.finish(y, user_out),) + r[1:]
 
 
 _DYN_TYPES = (2, 3, 21, 22)   # uint8, int8, uint4, int4
@@ -230,21 +229,14 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
         raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
                          f"{name_of(yt)}")
     axis = _args.attr64(axis, "axis")
-    block = 0 if block_size is None else _args.attr64(block_size, "block_size")
-    if block_size is not None and block < 1:
+    block = None if block_size is None else _args.attr64(block_size, "block_size")
+    if block is not None and block < 1:
         raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
-    # rank, axis and emptiness are C's to check (before it looks at the scale's shape)
-    r = x.ndim
-    a = axis % r if -r <= axis < r else None
-    sshape = (0,) if a is None else \
-        x.shape[:a] + (-(-x.shape[a] // block) if block else 1,) + x.shape[a + 1:]
-    dtype = CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, x.shape, dtype, (x,))
-    scale = np.empty(sshape, np.float32)
-    zp = np.zeros(sshape, dtype) if sym else np.empty(sshape, dtype)
-    _core.dynamic_groups(x, y, yt, scale, zp, axis, block, 1 if sym else 0,
-                         _args.threads(num_threads))
-    return _args.finish(y, user_out), scale, zp
+    y, user_out = _args.output(out, x.shape, CODE_TO_DTYPE[yt], (x,))
+    # in final form now: C checks rank, axis and emptiness
+    r = _core.dynamic_fast(x, axis, block, yt, sym, y, _args.threads(num_threads) or None) \
+        or _args.too_many_dims(x)
+    return (_args.finish(y, user_out),) + r[1:]
 
 
 def _private(a):

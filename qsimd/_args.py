@@ -28,12 +28,21 @@ def names(codes) -> str:
 
 
 def native(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous, aligned, native-byte-order array with the same values."""
+    """A C-contiguous, aligned, native-byte-order ndarray (not a subclass) with the same
+    values."""
+    if type(a) is not np.ndarray:
+        a = a.view(np.ndarray)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not (a.flags.c_contiguous and a.flags.aligned):
         a = a.copy(order="C")   # not np.ascontiguousarray: that makes a 0-d array 1-d
     return a
+
+
+def too_many_dims(a: np.ndarray):
+    """The fast paths decline only arrays of rank > 32 once the general path has normalised
+    the arguments: the error for those."""
+    raise ValueError(f"arrays of rank {a.ndim} are not supported (at most 32 dimensions)")
 
 
 def python_ints(value, code: int, argname: str) -> np.ndarray:
@@ -167,7 +176,7 @@ def output(out, shape, dtype, inputs):
         raise ValueError("out is read-only")
     if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if isinstance(a, np.ndarray)):
-        return out, (given, None)
+        return out.view(np.ndarray) if type(out) is not np.ndarray else out, (given, None)
     return _core.new_result(tuple(shape), dtype), (given, out)
 
 

@@ -170,40 +170,6 @@ def qdq(bint q, cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndar
     return y
 
 
-def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
-    cdef shaped sx, sy
-    cdef qsimd_error err
-    cdef float scale = 0
-    cdef uint8_t zp = 0
-    cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 2, 0)
-    with nogil:
-        rc = qsimd_dynamic_quantize_linear(&sx.t, &sy.t, &scale, &zp, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return scale, zp
-
-
-def dynamic_groups(cnp.ndarray x, cnp.ndarray y, int yt, cnp.ndarray scale, object zp,
-                   int64_t axis, int64_t block_size, int symmetric, int num_threads):
-    cdef shaped sx, sy, ss, sz
-    cdef qsimd_dynamic_options opt = qsimd_dynamic_options(
-        axis=axis, block_size=block_size, symmetric=symmetric, num_threads=num_threads)
-    cdef qsimd_error err
-    cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, yt, 0)
-    fill(&ss, scale, 1, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, yt, 0)
-    with nogil:
-        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t if zp is not None else NULL,
-                                    &opt, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-
-
 def set_num_threads(int n):
     if qsimd_set_num_threads(n) != QSIMD_OK:
         raise ValueError(f"num_threads must be between 1 and 64, got {n}")
@@ -1154,7 +1120,7 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
 
 def dynamic_quantize_fast(object x, object out=None):
     """dynamic_quantize_linear for a float32 array or tensor in final form (and a usable out=,
-    if any); None: general path."""
+    if any; the general path calls it again with them); None: general path."""
     cdef cnp.ndarray s, z
     cdef view vx
     cdef shaped sx, sy
@@ -1377,10 +1343,10 @@ _enable_vectorcall()
 
 def dynamic_fast(object x, object axis, object block_size, object output_dtype,
                  object symmetric, object out, object num_threads):
-    """qsimd.dynamic_quantize for arguments in final form; None: take the general path
-    (which also owns every error message)."""
+    """qsimd.dynamic_quantize for arguments in final form (the general path calls it again
+    with them); None: take the general path."""
     cdef int yt, sym, nt, i, a, rc
-    cdef int64_t c_axis, c_block = 0, d, nb
+    cdef int64_t c_axis, c_block = 0, nb
     cdef cnp.ndarray s, z
     cdef cnp.npy_intp sdims[32]
     cdef int64_t sd[32]
@@ -1399,14 +1365,12 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     nt = _threads(num_threads)
     if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
         return None
-    if vx.nd == 0 or c_axis < -vx.nd or c_axis >= vx.nd or vx.size == 0:
-        return None
-    a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis)
-    d = vx.dims[a]
-    # blocks along the axis, without overflow for any block size (d >= 1: x is not empty)
-    nb = 1 if c_block == 0 else (d - 1) // c_block + 1
+    # blocks along the axis, without overflow for any block size; C reports a rank, axis or
+    # empty x before it looks at the scale (then empty)
+    a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis) if -vx.nd <= c_axis < vx.nd else -1
+    nb = 0 if a < 0 or vx.size == 0 else 1 if c_block == 0 else (vx.dims[a] - 1) // c_block + 1
     for i in range(vx.nd):
-        sd[i] = nb if i == a else vx.dims[i]
+        sd[i] = nb if i == a or a < 0 else vx.dims[i]
         sdims[i] = <cnp.npy_intp>sd[i]
     none.lo = NULL
     y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)

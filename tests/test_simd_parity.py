@@ -358,8 +358,8 @@ def dequantize_packed(data, xdt, shape, scale, zp, axis, block, odt):
           np.dtype(ml_dtypes.bfloat16): 16}[scale.dtype]
     yt = {np.dtype(np.float32): 1, np.dtype(np.float16): 10,
           np.dtype(ml_dtypes.bfloat16): 16}[np.dtype(odt)]
-    _core.dequantize(data, code, True, like, scale, st, zp, code if zp is not None else 0, y, yt,
-                     axis, block)
+    _core.qdq(False, data, code, True, like, scale, st, zp, code if zp is not None else 0, y,
+              yt, False, axis, block, 1, 0, 0)
     return y
 
 

@@ -676,8 +676,8 @@ def test_saturate_checked_by_c_core(value):
     x = np.ones(3, np.float32)
     y = np.empty(3, ml_dtypes.float8_e4m3fn)
     with pytest.raises(ValueError, match="saturate must be 0 or 1"):
-        _core.quantize(x, 1, np.array(1, np.float32), 1, None, 0, y, 17, False, 1, 0, 0,
-                       value, 1)
+        _core.qdq(True, x, 1, False, x, np.array(1, np.float32), 1, None, 0, y, 17, False, 1,
+                  0, value, 0, 1)
 
 
 def test_type_errors_new_types():
