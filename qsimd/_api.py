@@ -355,13 +355,17 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     threads = _args.threads(num_threads)
     scale, zp = _private(scale), _private(zp)
     sat = 1 if _args.flag(saturate, "saturate") else 0
-    self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
+    # the prepared arguments: the properties, repr and pickling read them
+    self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=yt,
+                                  saturate=bool(sat), precision=prec or None, packed=packed,
+                                  num_threads=num_threads))
     if pre is not None or perm is not None:
         ops, kinds, pre_axis, perm_t = _chain_args(pre, pre_axis, perm)
         values = [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops]
         chain = _core.Chain(scale, st, zp, zt or 0, yt, packed, axis, block_size, sat, prec,
                             threads, kinds, values, pre_axis, perm_t)
-        self._args += (ops, pre_axis, perm_t if perm is not None else None)
+        self._args[2].update(pre=list(ops), pre_axis=pre_axis,
+                             perm=perm_t if perm is not None else None)
 
         def chained(x, out, _chain=chain):
             return _chain_call(_chain, x, out, yt, packed, perm_t)
@@ -407,7 +411,8 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     threads = _args.threads(num_threads)
     scale = _private(scale)
     zp = a.tolist() if data else _private(zero_point)
-    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
+    self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=ot or st,
+                                  num_threads=num_threads))
 
     def slow(x, out, _dq=dequantize_linear):
         x, = _arrays.arrays((x, "x"))
@@ -448,50 +453,30 @@ def _code_dtype(code):
 
 
 def _reduce_prepared(self):
-    if isinstance(self, _core.Quantizer):
-        scale, zp, axis, block_size, yt, sat, prec, packed, nt = self._args[:9]
-        kw = dict(axis=axis, block_size=block_size, output_dtype=yt, saturate=sat,
-                  precision=prec, packed=packed, num_threads=nt)
-        if len(self._args) > 9:
-            kw.update(pre=list(self._args[9]), pre_axis=self._args[10], perm=self._args[11])
-    else:
-        scale, zp, axis, block_size, _, nt, ot = self._args
-        kw = dict(axis=axis, block_size=block_size, output_dtype=ot, num_threads=nt)
-    return (_rebuild, (type(self), (scale, zp), kw))
+    return (_rebuild, (type(self), self._args[:2], self._args[2]))
+
+
+# keywords a repr leaves out at these values
+_REPR_HIDDEN = {"block_size": 0, "saturate": True, "precision": None, "packed": False,
+                "num_threads": None, "perm": None}
 
 
 def _repr_prepared(self):
-    q = isinstance(self, _core.Quantizer)
-    scale, zp, axis, block_size, yt = self._args[:5]
+    scale, zp, kw = self._args
     parts = [f"scale={_param_repr(scale)}"]
     if zp is not None:
         parts.append(f"zero_point={_param_repr(zp)}")
-    if scale.size > 1:
-        parts.append(f"axis={axis}")
-    if block_size:
-        parts.append(f"block_size={block_size}")
-    parts.append(f"output_dtype={name_of(yt)}")
-    if q:
-        sat, prec, packed, nt = self._args[5:9]
-        if not sat:
-            parts.append("saturate=False")
-        if prec:
-            parts.append(f"precision={name_of(prec)}")
-        if packed:
-            parts.append("packed=True")
-    else:
-        nt = self._args[5]
-    if nt is not None:
-        parts.append(f"num_threads={nt}")
-    if q and len(self._args) > 9:
-        ops, pre_axis, perm = self._args[9:]
-        pre = ", ".join(f"({name!r}, {c if isinstance(c, float) else _param_repr(c)})"
-                        for name, c in ops)
-        parts.append(f"pre=[{pre}]")
-        if any(not isinstance(c, float) for _, c in ops):
-            parts.append(f"pre_axis={pre_axis}")
-        if perm is not None:
-            parts.append(f"perm={perm}")
+    arrays = any(not isinstance(c, float) for _, c in kw.get("pre", ()))
+    for k, v in kw.items():
+        if (k in _REPR_HIDDEN and v == _REPR_HIDDEN[k]) or (k == "axis" and scale.size <= 1) \
+                or (k == "pre_axis" and not arrays):
+            continue
+        if k in ("output_dtype", "precision"):
+            v = name_of(v)
+        elif k == "pre":
+            v = "[" + ", ".join(f"({name!r}, {c if isinstance(c, float) else _param_repr(c)})"
+                                for name, c in v) + "]"
+        parts.append(f"{k}={v}")
     return f"{type(self).__name__}({', '.join(parts)})"
 
 

@@ -298,6 +298,7 @@ cdef object _tuple_new = tuple.__new__
 cdef tuple _ydtype = ()            # np.dtype per code, for packed results' dtype field
 cdef object _resolve = None
 cdef dict _dl_dtypes = {}          # (DLPack code, bits) -> np.dtype, for from_dlpack
+cdef int8_t _dl_codes[16][9]       # DLPack code, bytes per element -> ONNX code (0: none)
 # dtype spellings resolved once; one dict per key type, so that no key of another type can
 # ever compare equal (True == 1, np.dtype("int8") == "int8")
 cdef dict _spec_str = {}, _spec_int = {}, _spec_dtype = {}, _spec_type = {}
@@ -315,7 +316,6 @@ def setup_fast(packed_cls):
     global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
     global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
-    import numpy as np
     types = [None] * 32
     for code, dt in d.CODE_TO_DTYPE.items():
         if not 0 <= dt.num < NUMS or code >= 32:
@@ -337,6 +337,10 @@ def setup_fast(packed_cls):
     _packed_cls = packed_cls
     _resolve = d.resolve
     _dl_dtypes.update(d.dlpack_dtypes())
+    for (dl, bits), dt in _dl_dtypes.items():
+        code = d.DTYPE_TO_CODE.get(dt, 0)
+        if dl < 16 and bits % 8 == 0 and bits <= 64 and 0 < code < 32 and _size_of[code]:
+            _dl_codes[dl][bits // 8] = code
 
 
 cdef inline bint _has(uint32_t mask, int code) noexcept:
@@ -353,8 +357,6 @@ cdef inline bint _has(uint32_t mask, int code) noexcept:
 cdef extern from "_dlpack.h":
     enum:
         QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED
-        QS_DL_INT, QS_DL_UINT, QS_DL_FLOAT, QS_DL_BFLOAT
-        QS_DL_F8_E4M3FN, QS_DL_F8_E4M3FNUZ, QS_DL_F8_E5M2, QS_DL_F8_E5M2FNUZ, QS_DL_F8_E8M0FNU
     uint64_t QS_DL_READ_ONLY
     ctypedef struct qs_dldevice:
         int32_t device_type
@@ -455,24 +457,11 @@ cdef object _dl_type(object t):
     return r
 
 
-cdef int _dl_code(qs_dltype t) noexcept:
+cdef inline int _dl_code(qs_dltype t) noexcept:
     """The ONNX code of a DLPack element type that the fast paths table; 0 otherwise."""
-    cdef int code = 0
-    if t.lanes != 1:
+    if t.lanes != 1 or t.code >= 16 or t.bits % 8 or t.bits > 64:
         return 0
-    if t.code == QS_DL_FLOAT:
-        code = 1 if t.bits == 32 else 10 if t.bits == 16 else 0
-    elif t.code == QS_DL_BFLOAT:
-        code = 16 if t.bits == 16 else 0
-    elif t.code == QS_DL_INT:
-        code = 3 if t.bits == 8 else 5 if t.bits == 16 else 6 if t.bits == 32 else 0
-    elif t.code == QS_DL_UINT:
-        code = 2 if t.bits == 8 else 4 if t.bits == 16 else 12 if t.bits == 32 else 0
-    elif t.bits == 8:
-        code = (17 if t.code == QS_DL_F8_E4M3FN else 18 if t.code == QS_DL_F8_E4M3FNUZ else
-                19 if t.code == QS_DL_F8_E5M2 else 20 if t.code == QS_DL_F8_E5M2FNUZ else
-                24 if t.code == QS_DL_F8_E8M0FNU else 0)
-    return code if code and _size_of[code] else 0
+    return _dl_codes[t.code][t.bits // 8]
 
 
 cdef int _view(object o, view *v, bint out) except -1:
@@ -1041,17 +1030,17 @@ cdef inline object _packed_result(object y, int yt, object x, const view *vx):
     return _tuple_new(_packed_cls, (y, _ydtype[yt], shape))
 
 
-cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
-    """A PackedTensor in final form: its code (dims, rank, element count filled); else 0."""
+cdef int _packed_x(object x, view *v) except -1:
+    """A PackedTensor in final form: its code, v its bytes with the logical shape; else 0."""
     cdef object data = <object>PyTuple_GET_ITEM(x, 0), spec = <object>PyTuple_GET_ITEM(x, 1)
     cdef object shape = <object>PyTuple_GET_ITEM(x, 2)
     cdef tuple tshape
     cdef int code, i, k
-    cdef int64_t d, c = 1
+    cdef int64_t d, c = 1, nbytes
     cdef bint zero = False, big = False
-    cdef view vd
-    if _view(data, &vd, False) != 2 or vd.nd != 1:
+    if _view(data, v, False) != 2 or v.nd != 1:
         return 0
+    nbytes = v.size
     code = _spec_code(spec)
     if code <= 0 or not _bits_of[code] or type(shape) is not tuple:
         return 0
@@ -1062,7 +1051,7 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
     for i in range(k):
         if not _int64(tshape[i], &d) or d < 0:
             return 0
-        dims[i] = d
+        v.dims[i] = d
         if d == 0:
             zero = True
         elif c <= INT64_MAX // 8 // d:
@@ -1073,10 +1062,10 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
         c = 0
     elif big:
         return 0
-    if (c * _bits_of[code] + 7) // 8 != vd.size:
+    if (c * _bits_of[code] + 7) // 8 != nbytes:
         return 0
-    nd[0] = k
-    n[0] = c
+    v.nd = k
+    v.size = c
     return code
 
 
@@ -1084,22 +1073,13 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
                     object output_dtype, object out, object num_threads):
     """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
     PackedTensor); None: take the general path."""
-    cdef int xt, st, zt = 0, ot, nt, xpk = 0
+    cdef int xt, st, zt = 0, ot, nt, xpk = type(x) is _packed_cls
     cdef int64_t c_axis, c_block, limit
-    cdef view vx, vd
+    cdef view vx
     cdef param ps, pz
-    if type(x) is _packed_cls:
-        xt = _packed_x(x, vx.dims, &vx.nd, &vx.size)
-        if not xt:
-            return None
-        _view(<object>PyTuple_GET_ITEM(x, 0), &vd, False)
-        vx.data = vd.data
-        vx.nbytes = vd.nbytes
-        xpk = 1
-    else:
-        xt = _view(x, &vx, False)
-        if not _has(DQ_IN, xt):
-            return None
+    xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
+    if not _has(DQ_IN, xt):
+        return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
     nt = _threads(num_threads)
@@ -1209,7 +1189,7 @@ cdef extern from *:
 
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
-    cdef public object _args   # the prepared arguments, for repr / pickling (qsimd._api)
+    cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
     cdef param ps, pz
     cdef int st, zt, yt, sat, prec, pk, nt, is_q
     cdef int64_t c_axis, c_block
@@ -1251,9 +1231,9 @@ cdef class _Prepared:
 
     scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
-    axis = property(lambda self: self._args[2])
-    block_size = property(lambda self: self._args[3])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
+    axis = property(lambda self: self._args[2]["axis"])
+    block_size = property(lambda self: self._args[2]["block_size"])
+    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[2]["output_dtype"]))
 
     def __reduce__(self):
         return _api_mod()._reduce_prepared(self)
@@ -1298,7 +1278,7 @@ cdef class Quantizer(_Prepared):
         _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
                              saturate, precision, packed, num_threads, pre, pre_axis, perm)
 
-    saturate = property(lambda self: self._args[5])
+    saturate = property(lambda self: self._args[2]["saturate"])
 
     @classmethod
     def __class_getitem__(cls, item):
@@ -1527,11 +1507,7 @@ cdef class Chain:
     """A prepared QuantizeLinear with a preprocessing chain in front (C's
     qsimd_prepare_quantize_chain); qsimd.Quantizer(pre=..., perm=...) owns one. Read-only
     after construction: runs from many threads share it."""
-    cdef qsimd_prepared *p
-    cdef object _keep
-
-    def __cinit__(self, *args, **kwargs):
-        self.p = NULL
+    cdef qsimd_prepared *p   # NULL until __init__ (the allocation zeroes it)
 
     def __init__(self, cnp.ndarray scale, int st, object zp, int zt, int yt, bint packed,
                   int64_t axis, int64_t block_size, int saturate, int precision,
