@@ -100,18 +100,21 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
         _args.param_limit(x.shape))
-    if packed:
-        bits = SUBBYTE_BITS[yt]
-        shape = ((x.size * bits + 7) // 8,)
-        dtype = np.dtype(np.uint8)
-    else:
-        shape, dtype = x.shape, CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, shape, dtype, (x, scale, zero_point))
-    threads = _args.threads(num_threads)
-    _core.qdq(True, x, xt, False, x, scale, st, zero_point, zt or 0, y, yt, packed, axis,
-              block_size, 1 if saturate else 0, prec, threads)
+    y, user_out = _args.output(out, *_q_result(x.shape, x.size, yt, packed),
+                               (x, scale, zero_point))
+    # in final form now: the fast path makes the C call (C checks shapes, axis, block size)
+    if _core.quantize_fast(x, scale, zero_point, axis, block_size, yt, 1 if saturate else 0,
+                           prec or None, packed, y, _args.threads(num_threads) or None) is None:
+        _args.too_many_dims(x.ndim)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
+
+
+def _q_result(shape, size, yt, packed):
+    """The shape and dtype of a QuantizeLinear result: x's shape, or the packed bytes."""
+    if packed:
+        return ((size * SUBBYTE_BITS[yt] + 7) // 8,), np.dtype(np.uint8)
+    return shape, CODE_TO_DTYPE[yt]
 
 
 _core.setup_fast(PackedTensor)
@@ -131,9 +134,7 @@ def _packed_input(x: PackedTensor):
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
         raise TypeError("x.data must be a uint8 array or bytes")
     shape = _packed_shape(x.shape, data.size, code, "x.")
-    # an array with the logical shape and no memory of its own, for the shape only
-    like = np.broadcast_to(np.zeros((), np.uint8), shape)
-    return _args.native(data.reshape(-1)), code, like
+    return PackedTensor(_args.native(data.reshape(-1)), code, shape), code, shape
 
 
 def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
@@ -149,40 +150,39 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     if y is not None:   # None: some argument needs the work below
         return y
     if isinstance(x, PackedTensor):
-        data, xt, like = _packed_input(x)
-        return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
-                           output_dtype, out, num_threads)
-    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
-    if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
-        r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
-                        lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
-                        output_dtype=output_dtype, num_threads=num_threads)
-        if r is not None:
-            return _args.finish(*r)
-    zp_code = None
-    if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
-        zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
-    x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
-    return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
-                       num_threads)
-
-
-def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
-                num_threads):
-    limit = _args.param_limit(like.shape)
+        x, xt, shape = _packed_input(x)
+        data = x.data
+    else:
+        x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"),
+                                              (zero_point, "zero_point"))
+        if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied
+            r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
+                            lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
+                            output_dtype=output_dtype, num_threads=num_threads)
+            if r is not None:
+                return _args.finish(*r)
+        zp_code = None
+        if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
+            zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
+        x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6,
+                                  DQ_INPUT_CODES)
+        shape, data = x.shape, x
+    limit = _args.param_limit(shape)
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE),
+                                           limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
     yt = _dq_output(output_dtype) or st
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    y, user_out = _args.output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
-    threads = _args.threads(num_threads)
-    _core.qdq(False, x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, False, axis,
-              block_size, 1, 0, threads)
+    y, user_out = _args.output(out, shape, CODE_TO_DTYPE[yt], (data, scale, zero_point))
+    # in final form now: the fast path makes the C call (C checks shapes, axis, block size)
+    if _core.dequantize_fast(x, scale, zero_point, axis, block_size, yt, y,
+                             _args.threads(num_threads) or None) is None:
+        _args.too_many_dims(len(shape))
     return _args.finish(y, user_out)
 
 
@@ -202,7 +202,7 @@ def dynamic_quantize_linear(x, *, out=None):
             return _args.finish(r[0], r[1]), r[2], r[3]
     x, _ = _args.float_input(x, "x", (1,), False)
     y, user_out = _args.output(out, x.shape, np.dtype(np.uint8), (x,))
-    r = _core.dynamic_quantize_fast(x, y) or _args.too_many_dims(x)   # now in final form
+    r = _core.dynamic_quantize_fast(x, y) or _args.too_many_dims(x.ndim)   # in final form now
     return (_args.finish(y, user_out),) + r[1:]
 
 
@@ -235,7 +235,7 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     y, user_out = _args.output(out, x.shape, CODE_TO_DTYPE[yt], (x,))
     # in final form now: C checks rank, axis and emptiness
     r = _core.dynamic_fast(x, axis, block, yt, sym, y, _args.threads(num_threads) or None) \
-        or _args.too_many_dims(x)
+        or _args.too_many_dims(x.ndim)
     return (_args.finish(y, user_out),) + r[1:]
 
 
@@ -255,6 +255,22 @@ def _param_repr(a) -> str:
     if a.ndim == 0:
         return f"{a.dtype.name}({str(a[()])})"   # str: the shortest repr of that type
     return f"<{a.dtype.name} array of shape {a.shape}>"
+
+
+def _slow(self, op, zero_point):
+    """A prepared operator's general path: op (the plain function) with its arguments;
+    zero_point() gives the zero point (a fresh copy of Python data)."""
+    scale, kw = self._args[0], self._args[2]
+    name = "Quantizer" if op is quantize_linear else "Dequantizer"
+
+    def slow(x, out):
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return op(x, scale, zero_point(), out=out, **kw)
+        except ValueError:
+            _check_prepared_x(x, scale, kw["axis"], kw["block_size"], name)
+            raise
+    return slow
 
 
 def _check_prepared_x(x, scale, axis, block_size, opname):
@@ -336,11 +352,7 @@ def _chain_call(chain, x, out, yt, packed, perm):
     if perm and len(perm) != x.ndim:
         raise ValueError(f"perm has {len(perm)} entries but x has rank {x.ndim}")
     yshape = tuple(x.shape[p] for p in perm) if perm else x.shape
-    if packed:
-        shape, dtype = ((x.size * SUBBYTE_BITS[yt] + 7) // 8,), np.dtype(np.uint8)
-    else:
-        shape, dtype = yshape, CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, shape, dtype, (x,))
+    y, user_out = _args.output(out, *_q_result(yshape, x.size, yt, packed), (x,))
     chain.run(x, xt, y, yt, packed, yshape)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], yshape) if packed else y
@@ -373,17 +385,8 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
                     chained)
         return
 
-    def slow(x, out, _q=quantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
-                      saturate=sat, precision=prec or None, packed=packed, out=out,
-                      num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Quantizer")
-            raise
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
-                slow)
+                _slow(self, quantize_linear, lambda: zp))
 
 
 def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):
@@ -414,16 +417,9 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=ot or st,
                                   num_threads=num_threads))
 
-    def slow(x, out, _dq=dequantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _dq(x, scale, a.tolist() if data else zp, axis=axis, block_size=block_size,
-                       output_dtype=ot, out=out, num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-            raise
     self._setup(False, scale, st, None if data else zp, -1 if data else zt or 0, ot or 0, axis,
-                block_size, 1, 0, False, threads, slow)
+                block_size, 1, 0, False, threads,
+                _slow(self, dequantize_linear, a.tolist if data else lambda: zp))
 
 
 def _dq_output(output_dtype):

@@ -39,10 +39,10 @@ def native(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def too_many_dims(a: np.ndarray):
-    """The fast paths decline only arrays of rank > 32 once the general path has normalised
-    the arguments: the error for those."""
-    raise ValueError(f"arrays of rank {a.ndim} are not supported (at most 32 dimensions)")
+def too_many_dims(ndim: int):
+    """Once the general path has normalised the arguments, the fast paths decline only
+    tensors of rank > 32: the error for those."""
+    raise ValueError(f"arrays of rank {ndim} are not supported (at most 32 dimensions)")
 
 
 def python_ints(value, code: int, argname: str) -> np.ndarray:
@@ -175,7 +175,9 @@ def output(out, shape, dtype, inputs):
         raise ValueError("out is read-only")
     if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if isinstance(a, np.ndarray)):
-        return out.view(np.ndarray) if type(out) is not np.ndarray else out, (given, None)
+        if type(out) is not np.ndarray or out.dtype.num != dtype.num:   # int32 as long
+            out = out.view(dtype=dtype, type=np.ndarray)   # what the C bridge takes
+        return out, (given, None)
     return _core.new_result(tuple(shape), dtype), (given, out)
 
 

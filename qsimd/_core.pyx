@@ -32,8 +32,7 @@ cdef extern from "qsimd.h" nogil:
         int64_t axis
         int64_t block_size
         int32_t num_threads
-    int QSIMD_MAX_DIMS
-    int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM, QSIMD_ERR_UNAVAILABLE
+    int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM
     unsigned QSIMD_CPU_SSE41, QSIMD_CPU_AVX2, QSIMD_CPU_FMA, QSIMD_CPU_F16C
     unsigned QSIMD_CPU_AVX512F, QSIMD_CPU_AVX512BW, QSIMD_CPU_AVX512DQ, QSIMD_CPU_AVX512VL
     unsigned QSIMD_CPU_NEON, QSIMD_CPU_FP16, QSIMD_CPU_OS_AVX, QSIMD_CPU_OS_AVX512
@@ -112,14 +111,6 @@ cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     return 0
 
 
-cdef inline int fill_shape(shaped *s, cnp.ndarray data, int dtype, int packed,
-                           cnp.ndarray like) except -1:
-    """data's buffer with like's shape (packed sub-byte buffers are 1-D bytes)."""
-    fill(s, like, dtype, packed)
-    s.t.data = cnp.PyArray_DATA(data)
-    return 0
-
-
 cdef raise_error(int rc, qsimd_error *err, const view *vx=NULL):
     """The exception for a C error; vx: x of a prepared operator, named when its shape does
     not fit the prepared parameters."""
@@ -147,27 +138,6 @@ cdef int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s, const qsimd_
         return qsimd_quantize_linear(x, s, z, &qo, y, err)
     do = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
     return qsimd_dequantize_linear(x, s, z, &do, y, err)
-
-
-def qdq(bint q, cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
-        int st, object zp, int zt, cnp.ndarray y, int yt, bint y_packed, int64_t axis,
-        int64_t block_size, int saturate, int precision, int num_threads):
-    """The general path's QuantizeLinear (q) or DequantizeLinear on normalised arrays; like:
-    an array of x's logical shape (x itself unless x or y holds packed bytes)."""
-    cdef shaped sx, ss, sz, sy
-    cdef qsimd_error err
-    cdef int rc
-    fill_shape(&sx, x, xt, x_packed, like)
-    fill(&ss, scale, st, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, zt, 0)
-    fill_shape(&sy, y, yt, y_packed, like)
-    with nogil:
-        rc = _qdq(q, &sx.t, &ss.t, &sz.t if zp is not None else NULL, axis, block_size,
-                  saturate, precision, num_threads, &sy.t, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
 
 
 def set_num_threads(int n):
@@ -200,11 +170,10 @@ def isa_available(str name):
 
 def set_isa(name):
     cdef qsimd_error err
-    cdef int rc
     b = b"" if name is None else name.encode()
-    rc = qsimd_set_isa(b, &err)
+    cdef int rc = qsimd_set_isa(b, &err)
     if rc != QSIMD_OK:
-        raise ValueError(err.message.decode("utf-8", "replace"))
+        raise_error(rc, &err)   # ValueError: unknown, or not for this CPU
 
 
 def env_isa_error():
@@ -290,7 +259,7 @@ cdef int _bits_of[32]                # 4 / 2 for sub-byte codes, else 0
 cdef int64_t _zlo[32]
 cdef int64_t _zhi[32]                # range of a Python int zero point (integer codes)
 cdef uint32_t _zint = 0              # codes whose Python int zero points are handled here
-cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0
+cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0, FLOAT_OUT = 0
 cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
 cdef object _keep = None
 cdef object _packed_cls = None
@@ -313,7 +282,7 @@ cdef uint32_t _mask(codes):
 
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
-    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
+    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT, FLOAT_OUT
     global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
     types = [None] * 32
@@ -331,7 +300,7 @@ def setup_fast(packed_cls):
             _zint |= 1u << code
     Q_IN, Q_SCALE, Q_OUT = _mask(d.Q_INPUT_CODES), _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
     DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
-    DQ_OUT = _mask(d.DQ_OUTPUT_CODES)
+    DQ_OUT, FLOAT_OUT = _mask(d.DQ_OUTPUT_CODES), _mask(d.FLOAT_OUT_CODES)
     _keep = tuple(types)
     _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
@@ -935,8 +904,6 @@ cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo
         return y
     if _view(out, &v, True) != code or v.nd != nd:
         return None
-    if type(out) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>out) != _num_of[code]:
-        return None   # another type number for the same type (int32 as long): general path
     for i in range(nd):
         if v.dims[i] != dims[i]:
             return None
@@ -963,12 +930,12 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
                   object output_dtype, object saturate, object precision, object packed,
                   object out, object num_threads):
     """quantize_linear for arguments in final form; None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt
+    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, prec
     cdef int64_t c_axis, c_block, limit
     cdef view vx
     cdef param ps, pz
     xt = _view(x, &vx, False)
-    if not _has(Q_IN, xt) or precision is not None:
+    if not _has(Q_IN, xt):
         return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
@@ -976,7 +943,10 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
     pk = _flag(packed)
     nt = _threads(num_threads)
     ot = _spec_code(output_dtype)
+    prec = _spec_code(precision)
     if sat < 0 or pk < 0 or nt < 0 or ot < 0 or (ot and not _has(Q_OUT, ot)):
+        return None
+    if prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
         return None
     limit = _limit(vx.nd, vx.dims, vx.size)
     st = _scale_param(scale, Q_SCALE, limit, &ps)
@@ -990,7 +960,7 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
     if pk and not _bits_of[yt]:
         return None
     return _run_fast(True, x, &vx, xt, 0, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
-                     sat, 0, nt, out, False)
+                     sat, prec, nt, out, False)
 
 
 cdef object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps, param *pz,
