@@ -32,6 +32,13 @@ from ._dtypes import (
 _F32 = np.dtype(np.float32)
 
 
+def _q_output(code):
+    if code not in Q_OUTPUT_CODES:
+        raise TypeError(f"output type {name_of(code)} is not supported by quantize_linear "
+                        f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+    return code
+
+
 def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
               limit):
     """QuantizeLinear's parameters and attributes, validated and converted (shared by
@@ -40,10 +47,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     zero_point, = _arrays.arrays((zero_point, "zero_point"))
     ot = None
     if output_dtype is not None and not _args.is_zero_code(output_dtype):   # ONNX 0: unset
-        ot = resolve(output_dtype, "output_dtype")
-        if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
-            raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
-                            f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+        ot = _q_output(resolve(output_dtype, "output_dtype"))   # before a Python zero point
     zt = None
     if zero_point is not None:
         zero_point, zt = _args.typed_array(zero_point, "zero_point", ot or 2,
@@ -51,10 +55,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
                                       else Q_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
-    yt = ot or zt or 2
-    if yt not in Q_OUTPUT_CODES:
-        raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
-                        f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+    yt = ot or _q_output(zt or 2)
     _args.flag(saturate, "saturate")
     prec = 0
     if precision is not None and not _args.is_zero_code(precision):
@@ -555,8 +556,7 @@ def get_library_dir() -> str:
 
 def set_num_threads(n: int) -> None:
     """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
-    num_threads=. Safe to call at any time from any thread, also while operations run (a
-    call in progress keeps the count it started with); results never depend on it."""
+    num_threads=; safe at any time from any thread, results never depend on it."""
     _core.set_num_threads(_args.threads(n))
 
 
@@ -598,10 +598,7 @@ def get_isa() -> str:
 def set_isa(name=None) -> None:
     """Force an instruction set for the whole process ("scalar", "sse41", "avx2", "avx512",
     "neon"); None or "auto" picks the best one again. ValueError if it cannot run here.
-
-    Safe to call at any time from any thread, also while other threads run operations: a
-    call in progress finishes on the instruction set it started with, and every instruction
-    set gives bit-identical results."""
+    Safe at any time from any thread (docs/API.md); every set gives the same bits."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string or None, got {type(name).__name__}")
     if name is not None and (not name.isascii() or "\0" in name):

@@ -930,36 +930,55 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
                   object output_dtype, object saturate, object precision, object packed,
                   object out, object num_threads):
     """quantize_linear for arguments in final form; None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, prec
+    return _fast(True, x, scale, zero_point, axis, block_size, output_dtype, saturate,
+                 precision, packed, out, num_threads)
+
+
+def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
+                    object output_dtype, object out, object num_threads):
+    """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
+    PackedTensor); None: take the general path."""
+    return _fast(False, x, scale, zero_point, axis, block_size, output_dtype, True, None,
+                 False, out, num_threads)
+
+
+cdef object _fast(bint q, object x, object scale, object zero_point, object axis,
+                  object block_size, object output_dtype, object saturate, object precision,
+                  object packed, object out, object num_threads):
+    """QuantizeLinear (q) or DequantizeLinear with the arguments as given, or None."""
+    cdef int xt, st, zt = 0, ot, yt, sat = 1, pk = 0, prec = 0, nt
+    cdef int xpk = not q and type(x) is _packed_cls
     cdef int64_t c_axis, c_block, limit
     cdef view vx
     cdef param ps, pz
-    xt = _view(x, &vx, False)
-    if not _has(Q_IN, xt):
+    xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
+    if not _has(Q_IN if q else DQ_IN, xt):
         return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
-    sat = _flag(saturate)
-    pk = _flag(packed)
     nt = _threads(num_threads)
     ot = _spec_code(output_dtype)
-    prec = _spec_code(precision)
-    if sat < 0 or pk < 0 or nt < 0 or ot < 0 or (ot and not _has(Q_OUT, ot)):
+    if nt < 0 or ot < 0 or (ot and not _has(Q_OUT if q else DQ_OUT, ot)):
         return None
-    if prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
-        return None
+    if q:
+        sat = _flag(saturate)
+        pk = _flag(packed)
+        prec = _spec_code(precision)
+        if sat < 0 or pk < 0 or prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
+            return None
     limit = _limit(vx.nd, vx.dims, vx.size)
-    st = _scale_param(scale, Q_SCALE, limit, &ps)
+    st = _scale_param(scale, Q_SCALE if q else DQ_SCALE, limit, &ps)
     if not st:
         return None
-    if zero_point is not None:
-        zt = _zp_param(zero_point, ot or 2, Q_OUT, limit, &pz)
-        if not zt or (ot and zt != ot):
+    if zero_point is not None:   # quantize: of the output type; dequantize: of x's
+        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 1u << xt, limit,
+                       &pz)
+        if not zt or (q and ot and zt != ot):
             return None
-    yt = ot or zt or 2
+    yt = (ot or zt or 2) if q else (ot or st)
     if pk and not _bits_of[yt]:
         return None
-    return _run_fast(True, x, &vx, xt, 0, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
+    return _run_fast(q, x, &vx, xt, xpk, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
                      sat, prec, nt, out, False)
 
 
@@ -1037,35 +1056,6 @@ cdef int _packed_x(object x, view *v) except -1:
     v.nd = k
     v.size = c
     return code
-
-
-def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
-                    object output_dtype, object out, object num_threads):
-    """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
-    PackedTensor); None: take the general path."""
-    cdef int xt, st, zt = 0, ot, nt, xpk = type(x) is _packed_cls
-    cdef int64_t c_axis, c_block, limit
-    cdef view vx
-    cdef param ps, pz
-    xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
-    if not _has(DQ_IN, xt):
-        return None
-    if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
-        return None
-    nt = _threads(num_threads)
-    ot = _spec_code(output_dtype)
-    if nt < 0 or ot < 0 or (ot and not _has(DQ_OUT, ot)):
-        return None
-    limit = _limit(vx.nd, vx.dims, vx.size)
-    st = _scale_param(scale, DQ_SCALE, limit, &ps)
-    if not st:
-        return None
-    if zero_point is not None:
-        zt = _zp_param(zero_point, xt, 1u << xt, limit, &pz)
-        if not zt:
-            return None
-    return _run_fast(False, x, &vx, xt, xpk, &ps, &pz if zt else NULL, ot or st, 0, c_axis,
-                     c_block, 1, 0, nt, out, False)
 
 
 def dynamic_quantize_fast(object x, object out=None):
@@ -1152,7 +1142,6 @@ cdef extern from *:
     """
     ctypedef object (*qs_call_impl_t)(object, object, object)
     qs_call_impl_t qs_call_impl
-    ctypedef void *vcall_t
     void *qs_prep_vcall_ptr "((void *)qs_prep_vcall)"
     void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
 
