@@ -126,9 +126,9 @@ cdef raise_error(int rc, qsimd_error *err, const view *vx=NULL):
     raise ValueError(msg)
 
 
-cdef int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s, const qsimd_tensor *z,
-              int64_t axis, int64_t block, int sat, int prec, int nt, const qsimd_tensor *y,
-              qsimd_error *err) noexcept nogil:
+cdef inline int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s,
+                     const qsimd_tensor *z, int64_t axis, int64_t block, int sat, int prec,
+                     int nt, const qsimd_tensor *y, qsimd_error *err) noexcept nogil:
     """QuantizeLinear (q) or DequantizeLinear: the one C call of every path."""
     cdef qsimd_quantize_options qo
     cdef qsimd_dequantize_options do
@@ -942,9 +942,9 @@ def dequantize_fast(object x, object scale, object zero_point, object axis, obje
                  False, out, num_threads)
 
 
-cdef object _fast(bint q, object x, object scale, object zero_point, object axis,
-                  object block_size, object output_dtype, object saturate, object precision,
-                  object packed, object out, object num_threads):
+cdef inline object _fast(bint q, object x, object scale, object zero_point, object axis,
+                         object block_size, object output_dtype, object saturate,
+                         object precision, object packed, object out, object num_threads):
     """QuantizeLinear (q) or DequantizeLinear with the arguments as given, or None."""
     cdef int xt, st, zt = 0, ot, yt, sat = 1, pk = 0, prec = 0, nt
     cdef int xpk = not q and type(x) is _packed_cls
@@ -982,9 +982,9 @@ cdef object _fast(bint q, object x, object scale, object zero_point, object axis
                      sat, prec, nt, out, False)
 
 
-cdef object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps, param *pz,
-                      int yt, int pk, int64_t axis, int64_t block, int sat, int prec, int nt,
-                      object out, bint prepared):
+cdef inline object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps,
+                             param *pz, int yt, int pk, int64_t axis, int64_t block, int sat,
+                             int prec, int nt, object out, bint prepared):
     """The end of every fast path: the result (None when out= does not fit as it is: the
     general path decides), the C call, a PackedTensor for packed results. pz NULL: no zero
     point; prepared: errors name x as a prepared operator's do."""
