@@ -5,6 +5,7 @@ by whole-array NumPy operations).
 """
 from __future__ import annotations
 
+import math
 import operator
 import os
 import sys
@@ -31,6 +32,13 @@ from ._dtypes import (
 _F32 = np.dtype(np.float32)
 
 
+def _q_output(code):
+    if code not in Q_OUTPUT_CODES:
+        raise TypeError(f"output type {name_of(code)} is not supported by quantize_linear "
+                        f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+    return code
+
+
 def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
               limit):
     """QuantizeLinear's parameters and attributes, validated and converted (shared by
@@ -39,10 +47,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     zero_point, = _arrays.arrays((zero_point, "zero_point"))
     ot = None
     if output_dtype is not None and not _args.is_zero_code(output_dtype):   # ONNX 0: unset
-        ot = resolve(output_dtype, "output_dtype")
-        if ot not in Q_OUTPUT_CODES:   # before a Python zero point is converted to it
-            raise TypeError(f"output type {name_of(ot)} is not supported by quantize_linear "
-                            f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+        ot = _q_output(resolve(output_dtype, "output_dtype"))   # before a Python zero point
     zt = None
     if zero_point is not None:
         zero_point, zt = _args.typed_array(zero_point, "zero_point", ot or 2,
@@ -50,14 +55,10 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
                                       else Q_OUTPUT_CODES, limit)
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
-    yt = ot or zt or 2
-    if yt not in Q_OUTPUT_CODES:
-        raise TypeError(f"output type {name_of(yt)} is not supported by quantize_linear "
-                        f"(supported: {_args.names(Q_OUTPUT_CODES)})")
+    yt = ot or _q_output(zt or 2)
     _args.flag(saturate, "saturate")
     prec = 0
-    if precision is not None and not (isinstance(precision, (int, np.integer))
-                                      and not isinstance(precision, bool) and precision == 0):
+    if precision is not None and not _args.is_zero_code(precision):
         prec = resolve(precision, "precision")
         if prec not in FLOAT_OUT_CODES:
             raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
@@ -73,50 +74,11 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
                     saturate=True, precision=None, packed=False, out=None, num_threads=None):
     """ONNX QuantizeLinear: ``y = saturate(round_half_even(x / scale) + zero_point)``.
 
-    Arrays may be NumPy / ml_dtypes arrays, tensors of other libraries (PyTorch, JAX: any
-    object with ``__dlpack__``, on the CPU) or buffers, all read where they are, without a
-    copy; Python data is converted (floats to float32). A float64 array, tensor or NumPy
-    scalar is a TypeError, never rounded silently.
-
-    x: float32, float16, bfloat16 or int32 (Python data becomes float32 / int32).
-
-    scale: float32, float16, bfloat16, int32 or float8_e8m0fnu; one element (per-tensor), 1-D
-    of length ``x.shape[axis]`` (per-axis), or x's shape with ``ceil(D / block_size)`` entries
-    along `axis` (blocked).
-
-    zero_point: None, or scale's shape; its dtype is the output type.
-
-    output_dtype: uint8 (default), int8, uint16, int16, uint4, int4, uint2, int2; the float8
-    types (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz: zero point ignored),
-    float4_e2m1fn (zero point added in float, saturates at +-6) and, from opset 28,
-    float6_e2m3fn / float6_e3m2fn (as float4, saturating at +-7.5 / +-28); AMD Quark's int32,
-    uint32, float16 and bfloat16 (``f16(x / scale + zero_point)``, not rounded to an
-    integer). As a NumPy / ml_dtypes dtype, a name or an ONNX TensorProto code.
-
-    saturate: float8 outputs: True clips to the finite range (NaN stays NaN), False lets
-    values that round past it become inf (e5m2) or NaN.
-
-    precision: None, or float32 / float16 / bfloat16: both operands are cast to it first.
-
-    packed: for 6-, 4- and 2-bit outputs, return a PackedTensor (data, dtype, shape): the ONNX
-    raw bytes (uint8, 1-D; 6-bit: 4 codes in 3 bytes, element 0 in the lowest bits) with the
-    element type and x's shape, which dequantize_linear reads as it is; `out` is then the
-    uint8 array for the bytes (``result.data`` is `out`).
-
-    out: an array (or a writable tensor or buffer) of exactly the result's shape and dtype to
-    write into, returned as the result (any layout; a big-endian `out` receives the values in
-    its byte order). `out` may overlap x, scale or zero_point, partly or exactly (in place):
-    the result is then computed into a temporary and copied into `out`, so it always equals
-    the non-overlapping call.
-
-    num_threads: threads for this call (default: set_num_threads(), initially 1); work is
-    split only when each thread gets at least 256K elements, and results never change.
-
-    Returns a NumPy array of x's shape (a PackedTensor with ``packed=True``; `out` if given).
-    Inputs in any byte order and layout are read by value (big-endian arrays are converted).
-    Errors: TypeError for types, ValueError for shapes, axes, block sizes, zero points and
-    `out`, MemoryError when an input must be copied and cannot be. Thread-safe: the GIL is
-    released and calls from many threads run concurrently.
+    x: float32, float16, bfloat16 or int32; scale per-tensor, per-axis (1-D along `axis`) or
+    blocked (``ceil(D / block_size)`` entries along `axis`); the output type is
+    `output_dtype`, else the zero point's, else uint8. ``packed=True`` returns a PackedTensor
+    of a 6-, 4- or 2-bit result. `out` may overlap the inputs. What every argument accepts,
+    the errors and threads: docs/API.md.
     """
     y = _core.quantize_fast(x, scale, zero_point, axis, block_size, output_dtype, saturate,
                             precision, packed, out, num_threads)
@@ -139,18 +101,21 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
     scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
         _args.param_limit(x.shape))
-    if packed:
-        bits = SUBBYTE_BITS[yt]
-        shape = ((x.size * bits + 7) // 8,)
-        dtype = np.dtype(np.uint8)
-    else:
-        shape, dtype = x.shape, CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, shape, dtype, (x, scale, zero_point))
-    threads = _args.threads(num_threads)
-    _core.quantize(x, xt, scale, st, zero_point, zt or 0, y, yt, packed, axis, block_size,
-                   prec, 1 if saturate else 0, threads)
+    y, user_out = _args.output(out, *_q_result(x.shape, x.size, yt, packed),
+                               (x, scale, zero_point))
+    # in final form now: the fast path makes the C call (C checks shapes, axis, block size)
+    if _core.quantize_fast(x, scale, zero_point, axis, block_size, yt, 1 if saturate else 0,
+                           prec or None, packed, y, _args.threads(num_threads) or None) is None:
+        _args.too_many_dims(x.ndim)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
+
+
+def _q_result(shape, size, yt, packed):
+    """The shape and dtype of a QuantizeLinear result: x's shape, or the packed bytes."""
+    if packed:
+        return ((size * SUBBYTE_BITS[yt] + 7) // 8,), np.dtype(np.uint8)
+    return shape, CODE_TO_DTYPE[yt]
 
 
 _core.setup_fast(PackedTensor)
@@ -169,91 +134,56 @@ def _packed_input(x: PackedTensor):
         data, = _arrays.arrays((data, "x.data"))
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8:
         raise TypeError("x.data must be a uint8 array or bytes")
-    try:
-        shape = tuple(operator.index(d) for d in x.shape)
-    except TypeError:
-        raise TypeError(f"x.shape must be a tuple of integers, got {x.shape!r}") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"x.shape must not have negative dimensions, got {shape}")
-    n = 1
-    for d in shape:
-        n *= d
-    need = (n * SUBBYTE_BITS[code] + 7) // 8
-    if data.size != need:
-        raise ValueError(f"x.data has {data.size} bytes but shape {shape} of {name_of(code)} "
-                         f"needs {need}")
-    # an array with the logical shape and no memory of its own, for the shape only
-    like = np.broadcast_to(np.zeros((), np.uint8), shape)
-    return _args.native(data.reshape(-1)), code, like
+    shape = _packed_shape(x.shape, data.size, code, "x.")
+    return PackedTensor(_args.native(data.reshape(-1)), code, shape), code, shape
 
 
 def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                       out=None, num_threads=None):
     """ONNX DequantizeLinear: ``y = (x - zero_point) * scale``, the subtraction exact.
 
-    x: uint8, int8, uint16, int16, int32, uint4, int4, uint2, int2, the float8 types (zero
-    point absent or zero), float4_e2m1fn (zero point ignored) and float6_e2m3fn /
-    float6_e3m2fn (``(float32(x) - float32(zero_point)) * scale``, opset 28) as ml_dtypes
-    arrays or tensors, a PackedTensor of 6-, 4- or 2-bit data (ONNX raw bytes, read without
-    unpacking), or AMD Quark's uint32, float16 and bfloat16
-    (``(float32(x) - float32(zero_point)) * scale``). Python data takes zero_point's dtype
-    when that is an array or a NumPy scalar, else int32.
-
-    scale: float32, float16, bfloat16 or float8_e8m0fnu.
-
-    The output type is the scale's unless `output_dtype` (float32, float16, bfloat16) is
-    given; an e8m0 scale therefore gives an e8m0 result (the products rounded as ml_dtypes
-    rounds them), as the ONNX reference does.
-
-    Arrays of other libraries, out, byte order, errors and threads: as for quantize_linear
-    (`out` may overlap x, its packed bytes, scale or zero_point, even exactly: the result
-    equals the non-overlapping call).
+    x: every quantized type, or a PackedTensor of 6-, 4- or 2-bit data; the result has the
+    scale's type unless `output_dtype` (float32, float16, bfloat16) is given. Arguments,
+    `out`, errors and threads as for quantize_linear (docs/API.md).
     """
     y = _core.dequantize_fast(x, scale, zero_point, axis, block_size, output_dtype, out,
                               num_threads)
     if y is not None:   # None: some argument needs the work below
         return y
     if isinstance(x, PackedTensor):
-        data, xt, like = _packed_input(x)
-        return _dequantize(data, xt, True, like, scale, zero_point, axis, block_size,
-                           output_dtype, out, num_threads)
-    x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"), (zero_point, "zero_point"))
-    if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied whole
-        r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
-                        lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
-                        output_dtype=output_dtype, num_threads=num_threads)
-        if r is not None:
-            return _args.finish(*r)
-    zp_code = None
-    if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
-        zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
-    x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6, DQ_INPUT_CODES)
-    return _dequantize(x, xt, False, x, scale, zero_point, axis, block_size, output_dtype, out,
-                       num_threads)
-
-
-def _dequantize(x, xt, x_packed, like, scale, zero_point, axis, block_size, output_dtype, out,
-                num_threads):
-    limit = _args.param_limit(like.shape)
+        x, xt, shape = _packed_input(x)
+        data = x.data
+    else:
+        x, scale, zero_point = _arrays.arrays((x, "x"), (scale, "scale"),
+                                              (zero_point, "zero_point"))
+        if _pieces.wanted(x):   # a large strided / Fortran-order x: in pieces, not copied
+            r = _pieces.run(dequantize_linear, x, scale, zero_point, axis, block_size, 0,
+                            lambda dt: _args.output(out, x.shape, dt, (x, scale, zero_point)),
+                            output_dtype=output_dtype, num_threads=num_threads)
+            if r is not None:
+                return _args.finish(*r)
+        zp_code = None
+        if isinstance(zero_point, (np.ndarray, np.generic)):   # Python data x takes its type
+            zp_code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
+        x, xt = _args.typed_array(x, "x", zp_code if zp_code in DQ_INPUT_CODES else 6,
+                                  DQ_INPUT_CODES)
+        shape, data = x.shape, x
+    limit = _args.param_limit(shape)
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False, limit)
     zt = None
     if zero_point is not None:
-        zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE), limit)
+        zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE),
+                                           limit)
         if zt != xt:
             raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
-    if output_dtype is None or _args.is_zero_code(output_dtype):   # ONNX 0: unset
-        yt = st
-    else:
-        yt = resolve(output_dtype, "output_dtype")
-    if yt not in DQ_OUTPUT_CODES:
-        raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
-                        f"got {name_of(yt)}")
+    yt = _dq_output(output_dtype) or st
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    y, user_out = _args.output(out, like.shape, CODE_TO_DTYPE[yt], (x, scale, zero_point))
-    threads = _args.threads(num_threads)
-    _core.dequantize(x, xt, x_packed, like, scale, st, zero_point, zt or 0, y, yt, axis,
-                     block_size, threads)
+    y, user_out = _args.output(out, shape, CODE_TO_DTYPE[yt], (data, scale, zero_point))
+    # in final form now: the fast path makes the C call (C checks shapes, axis, block size)
+    if _core.dequantize_fast(x, scale, zero_point, axis, block_size, yt, y,
+                             _args.threads(num_threads) or None) is None:
+        _args.too_many_dims(len(shape))
     return _args.finish(y, user_out)
 
 
@@ -273,9 +203,8 @@ def dynamic_quantize_linear(x, *, out=None):
             return _args.finish(r[0], r[1]), r[2], r[3]
     x, _ = _args.float_input(x, "x", (1,), False)
     y, user_out = _args.output(out, x.shape, np.dtype(np.uint8), (x,))
-    scale, zp = _core.dynamic_quantize(x, y)
-    return (_args.finish(y, user_out), np.array(scale, dtype=np.float32),
-            np.array(zp, dtype=np.uint8))
+    r = _core.dynamic_quantize_fast(x, y) or _args.too_many_dims(x.ndim)   # in final form now
+    return (_args.finish(y, user_out),) + r[1:]
 
 
 _DYN_TYPES = (2, 3, 21, 22)   # uint8, int8, uint4, int4
@@ -285,23 +214,9 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
                      out=None, num_threads=None):
     """Dynamic quantization per row (per token) or per block: every group of `block_size`
     consecutive elements along `axis` (None: the whole axis) gets its own scale and zero
-    point from its range, in one pass over the group while it is in the caches. Returns
-    ``(y, scale, zero_point)``.
-
-    x: float32, at least 1-D. output_dtype: uint8 (default), int8, uint4 or int4.
-    Asymmetric (default): DynamicQuantizeLinear's formulas on each group with the type's
-    range: ``M = max(0, max g)``, ``m = min(0, min g)``, ``scale = (M - m) / (qmax - qmin)``
-    in float32, ``zero_point = round_half_even(clamp(qmin - m / scale, qmin, qmax))``; for
-    uint8 each group equals ONNX DynamicQuantizeLinear of that group alone.
-    symmetric=True (int8 / int4): ``scale = max|g| / 127`` (or / 7) in float32, zero point 0.
-    NaN elements are ignored when finding the range and become qmin (as in quantize_linear);
-    an all-zero (or all-NaN) group gets scale 1 / (qmax - qmin) (symmetric: 1 / qmax); an
-    infinite element makes the scale infinite (see README).
-    scale (float32) and zero_point (output type; zeros when symmetric) have x's shape with
-    ``ceil(D / block_size)`` entries along `axis` (1 for whole-axis groups), so
-    ``dequantize_linear(y, scale, zero_point, axis=axis, block_size=block_size or D)`` with
-    ``D = x.shape[axis]`` (ONNX DequantizeLinear, blocked, opset 21+) takes them as they are.
-    out: a y of x's shape and the output type to write into. num_threads: as quantize_linear.
+    point, DynamicQuantizeLinear's formulas with the output type's range (symmetric=True:
+    ``max|g| / qmax``, zero point 0). Returns ``(y, scale, zero_point)``, the parameters
+    shaped for dequantize_linear with `block_size`. Details: docs/serving.md.
     """
     r = _core.dynamic_fast(x, axis, block_size, output_dtype, symmetric, out, num_threads)
     if r is not None:
@@ -314,33 +229,15 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     if sym and yt in (2, 21):
         raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
                          f"{name_of(yt)}")
-    r = x.ndim
-    if r == 0:
-        raise ValueError("x must have at least one dimension (groups lie along an axis)")
     axis = _args.attr64(axis, "axis")
-    if not -r <= axis < r:
-        raise ValueError(f"axis {axis} is out of range for x of rank {r} "
-                         f"(expected {-r} <= axis <= {r - 1})")
-    a = axis % r
-    d = x.shape[a]
-    if block_size is None:
-        block = 0
-    else:
-        block = _args.attr64(block_size, "block_size")
-        if block < 1:
-            raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
-    if x.size == 0:
-        raise ValueError("x is empty: dynamic quantization needs at least one element per "
-                         "group")
-    nblocks = 1 if block == 0 else -(-d // block)
-    sshape = x.shape[:a] + (nblocks,) + x.shape[a + 1:]
-    dtype = CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, x.shape, dtype, (x,))
-    scale = np.empty(sshape, np.float32)
-    zp = np.zeros(sshape, dtype) if sym else np.empty(sshape, dtype)
-    _core.dynamic_groups(x, y, yt, scale, zp, axis, block, 1 if sym else 0,
-                         _args.threads(num_threads))
-    return _args.finish(y, user_out), scale, zp
+    block = None if block_size is None else _args.attr64(block_size, "block_size")
+    if block is not None and block < 1:
+        raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
+    y, user_out = _args.output(out, x.shape, CODE_TO_DTYPE[yt], (x,))
+    # in final form now: C checks rank, axis and emptiness
+    r = _core.dynamic_fast(x, axis, block, yt, sym, y, _args.threads(num_threads) or None) \
+        or _args.too_many_dims(x.ndim)
+    return (_args.finish(y, user_out),) + r[1:]
 
 
 def _private(a):
@@ -359,6 +256,22 @@ def _param_repr(a) -> str:
     if a.ndim == 0:
         return f"{a.dtype.name}({str(a[()])})"   # str: the shortest repr of that type
     return f"<{a.dtype.name} array of shape {a.shape}>"
+
+
+def _slow(self, op, zero_point):
+    """A prepared operator's general path: op (the plain function) with its arguments;
+    zero_point() gives the zero point (a fresh copy of Python data)."""
+    scale, kw = self._args[0], self._args[2]
+    name = "Quantizer" if op is quantize_linear else "Dequantizer"
+
+    def slow(x, out):
+        x, = _arrays.arrays((x, "x"))
+        try:
+            return op(x, scale, zero_point(), out=out, **kw)
+        except ValueError:
+            _check_prepared_x(x, scale, kw["axis"], kw["block_size"], name)
+            raise
+    return slow
 
 
 def _check_prepared_x(x, scale, axis, block_size, opname):
@@ -392,7 +305,7 @@ def _chain_args(pre, pre_axis, perm):
     if isinstance(pre, (str, bytes)) or not hasattr(pre, "__iter__"):
         raise TypeError(f"pre must be a list of (operation, constant) pairs, got "
                         f"{type(pre).__name__}")
-    ops, kinds, length = [], [], None
+    ops, kinds = [], []
     for i, item in enumerate(pre):
         if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
             raise TypeError(f"pre[{i}] must be an (operation, constant) pair, got {item!r}")
@@ -416,12 +329,6 @@ def _chain_args(pre, pre_axis, perm):
                              f"array, got shape {c.shape}")
         c = np.array(c.astype(np.float32).reshape(-1), copy=True)
         c.flags.writeable = False
-        if c.size > 1:
-            if length is not None and c.size != length:
-                raise ValueError(f"pre[{i}]: a constant of {c.size} values, but an earlier "
-                                 f"one has {length} (per-channel constants all run along "
-                                 f"pre_axis)")
-            length = c.size
         ops.append((name, c if np.ndim(const) else float(c[0])))
         kinds.append(_PRE_OPS[name])
     pre_axis = _args.attr64(pre_axis, "pre_axis")
@@ -434,12 +341,7 @@ def _chain_args(pre, pre_axis, perm):
             perm_t = tuple(operator.index(p) for p in perm)
         except TypeError:
             raise TypeError(f"perm must hold integers, got {perm!r}") from None
-        n = len(perm_t)
-        norm = tuple(p + n if p < 0 else p for p in perm_t)
-        if sorted(norm) != list(range(n)):
-            raise ValueError(f"perm must be a permutation of the axes 0..{n - 1}, got "
-                             f"{perm_t}")
-        perm_t = norm
+        perm_t = tuple(p + len(perm_t) if p < 0 else p for p in perm_t)   # C checks the rest
     return tuple(ops), kinds, pre_axis, perm_t
 
 
@@ -451,11 +353,7 @@ def _chain_call(chain, x, out, yt, packed, perm):
     if perm and len(perm) != x.ndim:
         raise ValueError(f"perm has {len(perm)} entries but x has rank {x.ndim}")
     yshape = tuple(x.shape[p] for p in perm) if perm else x.shape
-    if packed:
-        shape, dtype = ((x.size * SUBBYTE_BITS[yt] + 7) // 8,), np.dtype(np.uint8)
-    else:
-        shape, dtype = yshape, CODE_TO_DTYPE[yt]
-    y, user_out = _args.output(out, shape, dtype, (x,))
+    y, user_out = _args.output(out, *_q_result(yshape, x.size, yt, packed), (x,))
     chain.run(x, xt, y, yt, packed, yshape)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], yshape) if packed else y
@@ -470,13 +368,17 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     threads = _args.threads(num_threads)
     scale, zp = _private(scale), _private(zp)
     sat = 1 if _args.flag(saturate, "saturate") else 0
-    self._args = (scale, zp, axis, block_size, yt, bool(sat), prec or None, packed, num_threads)
+    # the prepared arguments: the properties, repr and pickling read them
+    self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=yt,
+                                  saturate=bool(sat), precision=prec or None, packed=packed,
+                                  num_threads=num_threads))
     if pre is not None or perm is not None:
         ops, kinds, pre_axis, perm_t = _chain_args(pre, pre_axis, perm)
         values = [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops]
         chain = _core.Chain(scale, st, zp, zt or 0, yt, packed, axis, block_size, sat, prec,
                             threads, kinds, values, pre_axis, perm_t)
-        self._args += (ops, pre_axis, perm_t if perm is not None else None)
+        self._args[2].update(pre=list(ops), pre_axis=pre_axis,
+                             perm=perm_t if perm is not None else None)
 
         def chained(x, out, _chain=chain):
             return _chain_call(_chain, x, out, yt, packed, perm_t)
@@ -484,17 +386,8 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
                     chained)
         return
 
-    def slow(x, out, _q=quantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _q(x, scale, zp, axis=axis, block_size=block_size, output_dtype=yt,
-                      saturate=sat, precision=prec or None, packed=packed, out=out,
-                      num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Quantizer")
-            raise
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
-                slow)
+                _slow(self, quantize_linear, lambda: zp))
 
 
 def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):
@@ -502,78 +395,43 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     scale, st = _args.float_input(scale, "scale", DQ_SCALE_CODES, False)
     zt = None
     zero_point, = _arrays.arrays((zero_point, "zero_point"))
-    if zero_point is not None and not isinstance(zero_point, np.ndarray) and (
-            DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
-            or not isinstance(zero_point, np.generic)):
-        # Python data: dequantize_linear gives it x's type, so every call does the same
-        return _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size,
-                                           output_dtype, num_threads)
-    if zero_point is not None:
+    # Python data (numbers, lists): dequantize_linear gives it x's type, so every call takes
+    # that function's path (zt -1), with a private copy of the numbers
+    data = zero_point is not None and not isinstance(zero_point, np.ndarray) and (
+        DTYPE_TO_CODE.get(np.asarray(zero_point).dtype) is None
+        or not isinstance(zero_point, np.generic))
+    if data:
+        a = np.array(zero_point)
+        if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
+            raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
+    elif zero_point is not None:
         # any type, as dequantize_linear: one that is not x's fails each call, as it does there
         zero_point, zt = _args.typed_array(zero_point, "zero_point", 2, tuple(CODE_TO_DTYPE))
-    if output_dtype is None or _args.is_zero_code(output_dtype):
-        ot = None
-    else:
-        ot = resolve(output_dtype, "output_dtype")
-        if ot not in DQ_OUTPUT_CODES:
-            raise TypeError(f"output_dtype must be float32, float16, bfloat16 or "
-                            f"float8_e8m0fnu, got {name_of(ot)}")
+    ot = _dq_output(output_dtype)
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    _check_prepared_params(scale, zero_point, block_size)
+    if not data:   # with Python data, shapes are checked per call, after x's type
+        _check_prepared_params(scale, zero_point, block_size)
     threads = _args.threads(num_threads)
-    scale, zp = _private(scale), _private(zero_point)
-    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
+    scale = _private(scale)
+    zp = a.tolist() if data else _private(zero_point)
+    self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=ot or st,
+                                  num_threads=num_threads))
 
-    def slow(x, out, _dq=dequantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _dq(x, scale, zp, axis=axis, block_size=block_size, output_dtype=ot,
-                       out=out, num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-            raise
-    self._setup(False, scale, st, zp, zt or 0, ot or 0, axis, block_size, 1, 0, False, threads,
-                slow)
+    self._setup(False, scale, st, None if data else zp, -1 if data else zt or 0, ot or 0, axis,
+                block_size, 1, 0, False, threads,
+                _slow(self, dequantize_linear, a.tolist if data else lambda: zp))
 
 
 def _dq_output(output_dtype):
-    if output_dtype is None or _args.is_zero_code(output_dtype):
+    """DequantizeLinear's output_dtype: a code, or None when unset (the scale's type)."""
+    if output_dtype is None or _args.is_zero_code(output_dtype):   # ONNX 0: unset
         return None
     ot = resolve(output_dtype, "output_dtype")
     if ot not in DQ_OUTPUT_CODES:
         raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
                         f"got {name_of(ot)}")
     return ot
-
-
-def _init_dequantizer_python_zp(self, scale, st, zero_point, axis, block_size, output_dtype,
-                                num_threads):
-    """A Dequantizer whose zero point is Python data (numbers or lists): its type is each
-    x's, as in dequantize_linear, so every call takes that function's path."""
-    a = np.asarray(zero_point)
-    if a.dtype.kind not in "iuf" or a.dtype == np.bool_:
-        raise TypeError(f"zero_point must hold numbers, got {a.dtype}")
-    a = np.array(a, copy=True)
-    a.flags.writeable = False
-    ot = _dq_output(output_dtype)
-    axis = _args.attr64(axis, "axis")
-    block_size = _args.attr64(block_size, "block_size")
-    threads = _args.threads(num_threads)   # shapes: checked per call, after x's type
-    scale = _private(scale)
-    zp = a.tolist()   # Python data again, as given (a private copy)
-    self._args = (scale, zp, axis, block_size, ot or st, num_threads, ot)
-
-    def slow(x, out, _dq=dequantize_linear):
-        x, = _arrays.arrays((x, "x"))
-        try:
-            return _dq(x, scale, a.tolist(), axis=axis, block_size=block_size,
-                       output_dtype=ot, out=out, num_threads=num_threads)
-        except ValueError:
-            _check_prepared_x(x, scale, axis, block_size, "Dequantizer")
-            raise
-    self._setup(False, scale, st, None, -1, ot or 0, axis, block_size, 1, 0, False, threads,
-                slow)
 
 
 def _check_prepared_params(scale, zp, block_size):
@@ -592,50 +450,30 @@ def _code_dtype(code):
 
 
 def _reduce_prepared(self):
-    if isinstance(self, _core.Quantizer):
-        scale, zp, axis, block_size, yt, sat, prec, packed, nt = self._args[:9]
-        kw = dict(axis=axis, block_size=block_size, output_dtype=yt, saturate=sat,
-                  precision=prec, packed=packed, num_threads=nt)
-        if len(self._args) > 9:
-            kw.update(pre=list(self._args[9]), pre_axis=self._args[10], perm=self._args[11])
-    else:
-        scale, zp, axis, block_size, _, nt, ot = self._args
-        kw = dict(axis=axis, block_size=block_size, output_dtype=ot, num_threads=nt)
-    return (_rebuild, (type(self), (scale, zp), kw))
+    return (_rebuild, (type(self), self._args[:2], self._args[2]))
+
+
+# keywords a repr leaves out at these values
+_REPR_HIDDEN = {"block_size": 0, "saturate": True, "precision": None, "packed": False,
+                "num_threads": None, "perm": None}
 
 
 def _repr_prepared(self):
-    q = isinstance(self, _core.Quantizer)
-    scale, zp, axis, block_size, yt = self._args[:5]
+    scale, zp, kw = self._args
     parts = [f"scale={_param_repr(scale)}"]
     if zp is not None:
         parts.append(f"zero_point={_param_repr(zp)}")
-    if scale.size > 1:
-        parts.append(f"axis={axis}")
-    if block_size:
-        parts.append(f"block_size={block_size}")
-    parts.append(f"output_dtype={name_of(yt)}")
-    if q:
-        sat, prec, packed, nt = self._args[5:9]
-        if not sat:
-            parts.append("saturate=False")
-        if prec:
-            parts.append(f"precision={name_of(prec)}")
-        if packed:
-            parts.append("packed=True")
-    else:
-        nt = self._args[5]
-    if nt is not None:
-        parts.append(f"num_threads={nt}")
-    if q and len(self._args) > 9:
-        ops, pre_axis, perm = self._args[9:]
-        pre = ", ".join(f"({name!r}, {c if isinstance(c, float) else _param_repr(c)})"
-                        for name, c in ops)
-        parts.append(f"pre=[{pre}]")
-        if any(not isinstance(c, float) for _, c in ops):
-            parts.append(f"pre_axis={pre_axis}")
-        if perm is not None:
-            parts.append(f"perm={perm}")
+    arrays = any(not isinstance(c, float) for _, c in kw.get("pre", ()))
+    for k, v in kw.items():
+        if (k in _REPR_HIDDEN and v == _REPR_HIDDEN[k]) or (k == "axis" and scale.size <= 1) \
+                or (k == "pre_axis" and not arrays):
+            continue
+        if k in ("output_dtype", "precision"):
+            v = name_of(v)
+        elif k == "pre":
+            v = "[" + ", ".join(f"({name!r}, {c if isinstance(c, float) else _param_repr(c)})"
+                                for name, c in v) + "]"
+        parts.append(f"{k}={v}")
     return f"{type(self).__name__}({', '.join(parts)})"
 
 
@@ -659,28 +497,26 @@ def pack(a) -> np.ndarray:
     if code not in SUBBYTE_BITS:
         raise TypeError(f"a must have a 6-, 4- or 2-bit dtype (int4, uint4, int2, uint2, "
                         f"float4_e2m1fn, float6_e2m3fn, float6_e3m2fn), got {a.dtype}")
-    bits = SUBBYTE_BITS[code]
-    codes = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & np.uint8((1 << bits) - 1)
-    if bits == 6:
-        n = codes.size
-        pad = (-n) % 4
-        if pad:
-            codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
-        c = codes.reshape(-1, 4)
-        outb = np.empty((c.shape[0], 3), np.uint8)   # the 24 bits of 4 codes, low byte first
-        outb[:, 0] = c[:, 0] | (c[:, 1] << np.uint8(6))
-        outb[:, 1] = (c[:, 1] >> np.uint8(2)) | (c[:, 2] << np.uint8(4))
-        outb[:, 2] = (c[:, 2] >> np.uint8(4)) | (c[:, 3] << np.uint8(2))
-        return outb.reshape(-1)[: (n * 6 + 7) // 8].copy()
-    per = 8 // bits
-    pad = (-codes.size) % per
-    if pad:
-        codes = np.concatenate([codes, np.zeros(pad, np.uint8)])
-    codes = codes.reshape(-1, per)
-    outb = codes[:, 0].copy()
-    for k in range(1, per):   # over bit slots (at most 4), not elements
-        outb |= codes[:, k] << np.uint8(bits * k)
-    return outb
+    codes = np.ascontiguousarray(a).reshape(-1, 1).view(np.uint8)
+    # the codes' low bits as one little-endian bit stream: every width alike
+    bits = np.unpackbits(codes, axis=1, count=SUBBYTE_BITS[code], bitorder="little")
+    return np.packbits(bits.reshape(-1), bitorder="little")
+
+
+def _packed_shape(shape, nbytes, code, prefix):
+    """A packed tensor's logical shape, checked against its byte count (prefix: "x." for a
+    PackedTensor's fields)."""
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{prefix}shape must be a tuple of integers, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{prefix}shape must not have negative dimensions, got {shape}")
+    need = (math.prod(shape) * SUBBYTE_BITS[code] + 7) // 8
+    if nbytes != need:
+        raise ValueError(f"{prefix}data has {nbytes} bytes but shape {shape} of "
+                         f"{name_of(code)} needs {need}")
+    return shape
 
 
 def unpack(data, dtype, shape) -> np.ndarray:
@@ -700,34 +536,11 @@ def unpack(data, dtype, shape) -> np.ndarray:
         b = b.reshape(-1).view(np.uint8)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
-    try:
-        shape = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a tuple of integers, got {shape!r}") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"shape must not have negative dimensions, got {shape}")
-    n = 1
-    for d in shape:
-        n *= d
-    bits = SUBBYTE_BITS[code]
-    need = (n * bits + 7) // 8
-    if b.size != need:
-        raise ValueError(f"data has {b.size} bytes but shape {shape} of {name_of(code)} "
-                         f"needs {need}")
-    if bits == 6:
-        flat = np.zeros(-(-n // 4) * 3, np.uint8)   # whole 3-byte groups, the last zero-padded
-        flat[: b.size] = b
-        g = flat.reshape(-1, 3)
-        codes = np.empty((g.shape[0], 4), np.uint8)
-        codes[:, 0] = g[:, 0] & np.uint8(0x3F)
-        codes[:, 1] = (g[:, 0] >> np.uint8(6)) | ((g[:, 1] & np.uint8(0x0F)) << np.uint8(2))
-        codes[:, 2] = (g[:, 1] >> np.uint8(4)) | ((g[:, 2] & np.uint8(0x03)) << np.uint8(4))
-        codes[:, 3] = g[:, 2] >> np.uint8(2)
-        codes = codes.reshape(-1)[:n]
-    else:
-        shifts = np.arange(0, 8, bits, dtype=np.uint8)
-        codes = ((b[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:n]
-    return np.ascontiguousarray(codes).view(CODE_TO_DTYPE[code]).reshape(shape)
+    shape = _packed_shape(shape, b.size, code, "")
+    bits, n = SUBBYTE_BITS[code], math.prod(shape)
+    stream = np.unpackbits(b, count=n * bits, bitorder="little").reshape(n, bits)
+    codes = np.packbits(stream, axis=1, bitorder="little").reshape(-1)
+    return codes.view(CODE_TO_DTYPE[code]).reshape(shape)
 
 
 def get_include() -> str:
@@ -743,18 +556,13 @@ def get_library_dir() -> str:
 
 def set_num_threads(n: int) -> None:
     """Process-wide default number of threads (1..64; initially 1) for calls that do not pass
-    num_threads=. Safe to call at any time from any thread, also while operations run (a
-    call in progress keeps the count it started with); results never depend on it."""
+    num_threads=; safe at any time from any thread, results never depend on it."""
     _core.set_num_threads(_args.threads(n))
 
 
 def set_result_cache(max_bytes: int) -> None:
-    """Results of 1 MiB or more are allocated through a small cache: when NumPy frees one,
-    its memory is kept (at most two blocks, at most `max_bytes` in total; initially
-    QSIMD_RESULT_CACHE or 1/32 of the memory, at most 256 MiB: see get_result_cache()) and the next result of a similar size reuses it, instead of fresh memory that
-    the OS must fault in and zero on first touch (for a large result that costs as much as
-    computing it). The arrays are ordinary NumPy arrays owning their data. 0 turns the
-    cache off; any call frees the blocks kept so far."""
+    """Limit (bytes; 0: off) of the cache of freed large result blocks that the next
+    results reuse; any call frees the blocks kept so far. See docs/API.md."""
     n = _args.index(max_bytes, "max_bytes")
     if n < 0:
         raise ValueError(f"max_bytes must be >= 0, got {n}")
@@ -762,9 +570,8 @@ def set_result_cache(max_bytes: int) -> None:
 
 
 def get_result_cache() -> int:
-    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import (bytes, or
-    with a K/M/G suffix), else 1/32 of the machine's (or container's) memory, at most
-    256 MiB; changed by set_result_cache()."""
+    """The result cache's limit in bytes (0: off): QSIMD_RESULT_CACHE at import, else 1/32
+    of the memory, at most 256 MiB; changed by set_result_cache()."""
     return _core.get_result_cache()
 
 
@@ -791,10 +598,7 @@ def get_isa() -> str:
 def set_isa(name=None) -> None:
     """Force an instruction set for the whole process ("scalar", "sse41", "avx2", "avx512",
     "neon"); None or "auto" picks the best one again. ValueError if it cannot run here.
-
-    Safe to call at any time from any thread, also while other threads run operations: a
-    call in progress finishes on the instruction set it started with, and every instruction
-    set gives bit-identical results."""
+    Safe at any time from any thread (docs/API.md); every set gives the same bits."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string or None, got {type(name).__name__}")
     if name is not None and (not name.isascii() or "\0" in name):

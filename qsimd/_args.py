@@ -28,12 +28,21 @@ def names(codes) -> str:
 
 
 def native(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous, aligned, native-byte-order array with the same values."""
+    """A C-contiguous, aligned, native-byte-order ndarray (not a subclass) with the same
+    values."""
+    if type(a) is not np.ndarray:
+        a = a.view(np.ndarray)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not (a.flags.c_contiguous and a.flags.aligned):
         a = a.copy(order="C")   # not np.ascontiguousarray: that makes a 0-d array 1-d
     return a
+
+
+def too_many_dims(ndim: int):
+    """Once the general path has normalised the arguments, the fast paths decline only
+    tensors of rank > 32: the error for those."""
+    raise ValueError(f"arrays of rank {ndim} are not supported (at most 32 dimensions)")
 
 
 def python_ints(value, code: int, argname: str) -> np.ndarray:
@@ -74,11 +83,16 @@ def float_input(value, argname: str, codes, ints_exact: bool,
             a = python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
         elif not isinstance(value, np.generic) and a.dtype in (np.float64, np.longdouble):
             a = a.astype(np.float32)   # Python floats and lists
+    return _of_codes(a, argname, codes, limit, "be " + names(codes), True)
+
+
+def _of_codes(a, argname, codes, limit, expected, float_hint=False):
+    """a (native, checked in size) and its code, which must be one of `codes`."""
     code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
     if code is None or code not in codes:
         hint = " (cast it to float32 first: qsimd never rounds it silently)" \
-            if a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
-        raise TypeError(f"{argname} must be {names(codes)}, got {a.dtype}{hint}")
+            if float_hint and a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
+        raise TypeError(f"{argname} must {expected}, got {a.dtype}{hint}")
     check_size(a, argname, limit)
     return native(a), code
 
@@ -112,13 +126,7 @@ def typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.n
             if code_hint in FLOAT_ZP_CODES:
                 return python_floats(a, code_hint, argname), code_hint
             return python_ints(a, code_hint, argname), code_hint
-    value = a
-    code = DTYPE_TO_CODE.get(value.dtype.newbyteorder("=")) if value.dtype.kind != "O" else None
-    if code is None or code not in codes:
-        raise TypeError(f"{argname} must have a quantized type ({names(codes)}), "
-                        f"got {value.dtype}")
-    check_size(value, argname, limit)
-    return native(value), code
+    return _of_codes(a, argname, codes, limit, f"have a quantized type ({names(codes)})")
 
 
 def is_zero_code(value) -> bool:
@@ -167,6 +175,8 @@ def output(out, shape, dtype, inputs):
         raise ValueError("out is read-only")
     if out.flags.c_contiguous and out.flags.aligned and out.dtype.isnative and not any(
             np.may_share_memory(out, a) for a in inputs if isinstance(a, np.ndarray)):
+        if type(out) is not np.ndarray or out.dtype.num != dtype.num:   # int32 as long
+            out = out.view(dtype=dtype, type=np.ndarray)   # what the C bridge takes
         return out, (given, None)
     return _core.new_result(tuple(shape), dtype), (given, out)
 

@@ -1,12 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
-quantize / dequantize / dynamic_quantize receive arrays the Python layer has normalised
-(C-contiguous, aligned, native byte order, supported dtype); the *_fast functions at the end
-check arguments that are already in that form themselves, at C level, and decline the rest.
-Shapes, axes and block sizes are validated by the C operator layer, whose messages become the
-exceptions raised here. Buffers are read through NumPy's C API rather than typed
-memoryviews: acquiring a memoryview costs more than a 1K-element kernel.
+The general entry points take arrays the Python layer has normalised; the *_fast ones check
+arguments already in final form at C level and decline the rest. C validates shapes, axes
+and block sizes and owns those messages. Buffers are read through NumPy's C API: acquiring a
+memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
 import numpy as np
@@ -34,8 +32,7 @@ cdef extern from "qsimd.h" nogil:
         int64_t axis
         int64_t block_size
         int32_t num_threads
-    int QSIMD_MAX_DIMS
-    int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM, QSIMD_ERR_UNAVAILABLE
+    int QSIMD_OK, QSIMD_ERR_TYPE, QSIMD_ERR_VALUE, QSIMD_ERR_NOMEM
     unsigned QSIMD_CPU_SSE41, QSIMD_CPU_AVX2, QSIMD_CPU_FMA, QSIMD_CPU_F16C
     unsigned QSIMD_CPU_AVX512F, QSIMD_CPU_AVX512BW, QSIMD_CPU_AVX512DQ, QSIMD_CPU_AVX512VL
     unsigned QSIMD_CPU_NEON, QSIMD_CPU_FP16, QSIMD_CPU_OS_AVX, QSIMD_CPU_OS_AVX512
@@ -89,6 +86,16 @@ cdef struct shaped:
     int64_t dims[32]
 
 
+# x, scale, zero point or out as a fast path reads it
+cdef struct view:
+    char *data
+    int code
+    int nd
+    int64_t dims[32]
+    int64_t size
+    int64_t nbytes
+
+
 cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     cdef int i, nd = cnp.PyArray_NDIM(a)
     cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
@@ -104,110 +111,33 @@ cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     return 0
 
 
-cdef inline int fill_shape(shaped *s, cnp.ndarray data, int dtype, int packed,
-                           cnp.ndarray like) except -1:
-    """data's buffer with like's shape (packed sub-byte buffers are 1-D bytes)."""
-    fill(s, like, dtype, packed)
-    s.t.data = cnp.PyArray_DATA(data)
-    return 0
-
-
-cdef raise_error(int rc, qsimd_error *err):
+cdef raise_error(int rc, qsimd_error *err, const view *vx=NULL):
+    """The exception for a C error; vx: x of a prepared operator, named when its shape does
+    not fit the prepared parameters."""
+    cdef int i
     msg = err.message.decode("utf-8", "replace")
     if rc == QSIMD_ERR_TYPE:
         raise TypeError(msg)
     if rc == QSIMD_ERR_NOMEM:
         raise MemoryError(msg)
+    if vx != NULL and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
+        shape = tuple([vx.dims[i] for i in range(vx.nd)])
+        raise ValueError(f"x of shape {shape} does not fit this operator's parameters: {msg}")
     raise ValueError(msg)
 
 
-def quantize(cnp.ndarray x, int xt, cnp.ndarray scale, int st, object zp, int zt,
-             cnp.ndarray y, int yt, bint packed, int64_t axis, int64_t block_size,
-             int precision, int saturate, int num_threads=0):
-    cdef shaped sx, ss, sz, sy
-    cdef qsimd_quantize_options opt
-    cdef qsimd_error err
-    cdef int rc
-    cdef const qsimd_tensor *pz = NULL
-    fill(&sx, x, xt, 0)
-    fill(&ss, scale, st, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, zt, 0)
-        pz = &sz.t
-    fill_shape(&sy, y, yt, packed, x)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.saturate = saturate
-    opt.precision = precision
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_quantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
-
-
-def dequantize(cnp.ndarray x, int xt, bint x_packed, cnp.ndarray like, cnp.ndarray scale,
-               int st, object zp, int zt, cnp.ndarray y, int yt, int64_t axis,
-               int64_t block_size, int num_threads=0):
-    """like: an array with x's logical shape (x itself unless x holds packed bytes)."""
-    cdef shaped sx, ss, sz, sy
-    cdef qsimd_dequantize_options opt
-    cdef qsimd_error err
-    cdef int rc
-    cdef const qsimd_tensor *pz = NULL
-    fill_shape(&sx, x, xt, x_packed, like)
-    fill(&ss, scale, st, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, zt, 0)
-        pz = &sz.t
-    fill_shape(&sy, y, yt, 0, like)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_dequantize_linear(&sx.t, &ss.t, pz, &opt, &sy.t, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
-
-
-def dynamic_quantize(cnp.ndarray x, cnp.ndarray y):
-    cdef shaped sx, sy
-    cdef qsimd_error err
-    cdef float scale = 0
-    cdef uint8_t zp = 0
-    cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 2, 0)
-    with nogil:
-        rc = qsimd_dynamic_quantize_linear(&sx.t, &sy.t, &scale, &zp, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return scale, zp
-
-
-def dynamic_groups(cnp.ndarray x, cnp.ndarray y, int yt, cnp.ndarray scale, object zp,
-                   int64_t axis, int64_t block_size, int symmetric, int num_threads):
-    cdef shaped sx, sy, ss, sz
-    cdef qsimd_dynamic_options opt
-    cdef qsimd_error err
-    cdef int rc
-    cdef const qsimd_tensor *pz = NULL
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, yt, 0)
-    fill(&ss, scale, 1, 0)
-    if zp is not None:
-        fill(&sz, <cnp.ndarray>zp, yt, 0)
-        pz = &sz.t
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.symmetric = symmetric
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, pz, &opt, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
+cdef inline int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s,
+                     const qsimd_tensor *z, int64_t axis, int64_t block, int sat, int prec,
+                     int nt, const qsimd_tensor *y, qsimd_error *err) noexcept nogil:
+    """QuantizeLinear (q) or DequantizeLinear: the one C call of every path."""
+    cdef qsimd_quantize_options qo
+    cdef qsimd_dequantize_options do
+    if q:
+        qo = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
+                                    num_threads=nt)
+        return qsimd_quantize_linear(x, s, z, &qo, y, err)
+    do = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
+    return qsimd_dequantize_linear(x, s, z, &do, y, err)
 
 
 def set_num_threads(int n):
@@ -240,11 +170,10 @@ def isa_available(str name):
 
 def set_isa(name):
     cdef qsimd_error err
-    cdef int rc
     b = b"" if name is None else name.encode()
-    rc = qsimd_set_isa(b, &err)
+    cdef int rc = qsimd_set_isa(b, &err)
     if rc != QSIMD_OK:
-        raise ValueError(err.message.decode("utf-8", "replace"))
+        raise_error(rc, &err)   # ValueError: unknown, or not for this CPU
 
 
 def env_isa_error():
@@ -252,22 +181,16 @@ def env_isa_error():
     return None if e == NULL else e.decode("utf-8", "replace")
 
 
+_CPU_BITS = {"sse4.1": QSIMD_CPU_SSE41, "avx2": QSIMD_CPU_AVX2, "fma": QSIMD_CPU_FMA,
+             "f16c": QSIMD_CPU_F16C, "avx512f": QSIMD_CPU_AVX512F,
+             "avx512bw": QSIMD_CPU_AVX512BW, "avx512dq": QSIMD_CPU_AVX512DQ,
+             "avx512vl": QSIMD_CPU_AVX512VL, "os_avx": QSIMD_CPU_OS_AVX,
+             "os_avx512": QSIMD_CPU_OS_AVX512, "neon": QSIMD_CPU_NEON, "fp16": QSIMD_CPU_FP16}
+
+
 def cpu_feature_bits():
     cdef unsigned f = qsimd_cpu_features()
-    return {
-        "sse4.1": bool(f & QSIMD_CPU_SSE41),
-        "avx2": bool(f & QSIMD_CPU_AVX2),
-        "fma": bool(f & QSIMD_CPU_FMA),
-        "f16c": bool(f & QSIMD_CPU_F16C),
-        "avx512f": bool(f & QSIMD_CPU_AVX512F),
-        "avx512bw": bool(f & QSIMD_CPU_AVX512BW),
-        "avx512dq": bool(f & QSIMD_CPU_AVX512DQ),
-        "avx512vl": bool(f & QSIMD_CPU_AVX512VL),
-        "os_avx": bool(f & QSIMD_CPU_OS_AVX),
-        "os_avx512": bool(f & QSIMD_CPU_OS_AVX512),
-        "neon": bool(f & QSIMD_CPU_NEON),
-        "fp16": bool(f & QSIMD_CPU_FP16),
-    }
+    return {name: bool(f & bit) for name, bit in _CPU_BITS.items()}
 
 
 def c_version():
@@ -336,7 +259,7 @@ cdef int _bits_of[32]                # 4 / 2 for sub-byte codes, else 0
 cdef int64_t _zlo[32]
 cdef int64_t _zhi[32]                # range of a Python int zero point (integer codes)
 cdef uint32_t _zint = 0              # codes whose Python int zero points are handled here
-cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0
+cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0, FLOAT_OUT = 0
 cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
 cdef object _keep = None
 cdef object _packed_cls = None
@@ -344,6 +267,7 @@ cdef object _tuple_new = tuple.__new__
 cdef tuple _ydtype = ()            # np.dtype per code, for packed results' dtype field
 cdef object _resolve = None
 cdef dict _dl_dtypes = {}          # (DLPack code, bits) -> np.dtype, for from_dlpack
+cdef int8_t _dl_codes[16][9]       # DLPack code, bytes per element -> ONNX code (0: none)
 # dtype spellings resolved once; one dict per key type, so that no key of another type can
 # ever compare equal (True == 1, np.dtype("int8") == "int8")
 cdef dict _spec_str = {}, _spec_int = {}, _spec_dtype = {}, _spec_type = {}
@@ -358,10 +282,9 @@ cdef uint32_t _mask(codes):
 
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
-    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
+    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT, FLOAT_OUT
     global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
-    import numpy as np
     types = [None] * 32
     for code, dt in d.CODE_TO_DTYPE.items():
         if not 0 <= dt.num < NUMS or code >= 32:
@@ -377,12 +300,16 @@ def setup_fast(packed_cls):
             _zint |= 1u << code
     Q_IN, Q_SCALE, Q_OUT = _mask(d.Q_INPUT_CODES), _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
     DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
-    DQ_OUT = _mask(d.DQ_OUTPUT_CODES)
+    DQ_OUT, FLOAT_OUT = _mask(d.DQ_OUTPUT_CODES), _mask(d.FLOAT_OUT_CODES)
     _keep = tuple(types)
     _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
     _resolve = d.resolve
     _dl_dtypes.update(d.dlpack_dtypes())
+    for (dl, bits), dt in _dl_dtypes.items():
+        code = d.DTYPE_TO_CODE.get(dt, 0)
+        if dl < 16 and bits % 8 == 0 and bits <= 64 and 0 < code < 32 and _size_of[code]:
+            _dl_codes[dl][bits // 8] = code
 
 
 cdef inline bint _has(uint32_t mask, int code) noexcept:
@@ -399,8 +326,6 @@ cdef inline bint _has(uint32_t mask, int code) noexcept:
 cdef extern from "_dlpack.h":
     enum:
         QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED
-        QS_DL_INT, QS_DL_UINT, QS_DL_FLOAT, QS_DL_BFLOAT
-        QS_DL_F8_E4M3FN, QS_DL_F8_E4M3FNUZ, QS_DL_F8_E5M2, QS_DL_F8_E5M2FNUZ, QS_DL_F8_E8M0FNU
     uint64_t QS_DL_READ_ONLY
     ctypedef struct qs_dldevice:
         int32_t device_type
@@ -501,34 +426,11 @@ cdef object _dl_type(object t):
     return r
 
 
-cdef int _dl_code(qs_dltype t) noexcept:
+cdef inline int _dl_code(qs_dltype t) noexcept:
     """The ONNX code of a DLPack element type that the fast paths table; 0 otherwise."""
-    cdef int code = 0
-    if t.lanes != 1:
+    if t.lanes != 1 or t.code >= 16 or t.bits % 8 or t.bits > 64:
         return 0
-    if t.code == QS_DL_FLOAT:
-        code = 1 if t.bits == 32 else 10 if t.bits == 16 else 0
-    elif t.code == QS_DL_BFLOAT:
-        code = 16 if t.bits == 16 else 0
-    elif t.code == QS_DL_INT:
-        code = 3 if t.bits == 8 else 5 if t.bits == 16 else 6 if t.bits == 32 else 0
-    elif t.code == QS_DL_UINT:
-        code = 2 if t.bits == 8 else 4 if t.bits == 16 else 12 if t.bits == 32 else 0
-    elif t.bits == 8:
-        code = (17 if t.code == QS_DL_F8_E4M3FN else 18 if t.code == QS_DL_F8_E4M3FNUZ else
-                19 if t.code == QS_DL_F8_E5M2 else 20 if t.code == QS_DL_F8_E5M2FNUZ else
-                24 if t.code == QS_DL_F8_E8M0FNU else 0)
-    return code if code and _size_of[code] else 0
-
-
-# x, scale, zero point or out as a fast path reads it
-cdef struct view:
-    char *data
-    int code
-    int nd
-    int64_t dims[32]
-    int64_t size
-    int64_t nbytes
+    return _dl_codes[t.code][t.bits // 8]
 
 
 cdef int _view(object o, view *v, bint out) except -1:
@@ -815,38 +717,20 @@ cdef struct param:
 
 
 cdef inline void _param_scalar(param *p, int code) noexcept:
-    p.s.t.data = &p.buf
-    p.s.t.dtype = code
-    p.s.t.ndim = 0
-    p.s.t.shape = NULL
-    p.s.t.packed = 0
+    _tensor(&p.s, &p.buf, code, 0, NULL, 0)
     p.lo = NULL
     p.hi = NULL
 
 
-cdef inline void _param_array(param *p, cnp.ndarray a, int code) noexcept:
-    cdef int i, nd = cnp.PyArray_NDIM(a)
-    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
-    for i in range(nd):
-        p.s.dims[i] = dims[i]
-    p.s.t.data = cnp.PyArray_DATA(a)
-    p.s.t.dtype = code
-    p.s.t.ndim = nd
-    p.s.t.shape = p.s.dims
-    p.s.t.packed = 0
+cdef inline int _param_array(param *p, cnp.ndarray a, int code) except -1:
+    fill(&p.s, a, code, 0)
     p.lo = <char *>cnp.PyArray_DATA(a)
     p.hi = p.lo + cnp.PyArray_NBYTES(a)
+    return 0
 
 
 cdef inline void _param_view(param *p, const view *v) noexcept:
-    cdef int i
-    for i in range(v.nd):
-        p.s.dims[i] = v.dims[i]
-    p.s.t.data = v.data
-    p.s.t.dtype = v.code
-    p.s.t.ndim = v.nd
-    p.s.t.shape = p.s.dims
-    p.s.t.packed = 0
+    _tensor(&p.s, v.data, v.code, v.nd, v.dims, 0)
     p.lo = v.data
     p.hi = v.data + v.nbytes
 
@@ -865,10 +749,8 @@ cdef inline int _numpy_scalar(object o, param *p) noexcept:
 
 cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) except -1:
     """scale as the general path would pass it to C, or 0 (fall back)."""
-    cdef int code
     cdef double v
     cdef float f
-    cdef view a
     if type(o) is float:   # a Python float (a NumPy float64 is refused by the general path)
         v = PyFloat_AS_DOUBLE(o)
         if (v > FLT_MAX or v < -FLT_MAX) and not isinf(v):
@@ -877,25 +759,16 @@ cdef int _scale_param(object o, uint32_t allowed, int64_t limit, param *p) excep
         memcpy(&p.buf, &f, sizeof(float))
         _param_scalar(p, 1)
         return 1
-    code = _view(o, &a, False)
-    if code:
-        if not _has(allowed, code) or a.size > limit:
-            return 0   # TypeError / "more than any layout of x can use"
-        _param_view(p, &a)
-        return code
-    code = _numpy_scalar(o, p)
-    return code if _has(allowed, code) else 0
+    return _array_param(o, allowed, limit, p)
 
 
 cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p) except -1:
     """zero point: an array or NumPy scalar of an `allowed` code, or a Python int in range
     of the integer type `hint`; else 0 (fall back)."""
-    cdef int code
     cdef int64_t v
     cdef uint8_t b8
     cdef uint16_t b16
     cdef uint32_t b32
-    cdef view a
     if type(o) is int:
         if not (_zint >> hint) & 1u or not _int64(o, &v) or not _zlo[hint] <= v <= _zhi[hint]:
             return 0
@@ -910,6 +783,15 @@ cdef int _zp_param(object o, int hint, uint32_t allowed, int64_t limit, param *p
             memcpy(&p.buf, &b32, 4)
         _param_scalar(p, hint)
         return hint
+    return _array_param(o, allowed, limit, p)
+
+
+cdef int _array_param(object o, uint32_t allowed, int64_t limit, param *p) except -1:
+    """An array, tensor or NumPy scalar of an `allowed` code, of at most `limit` elements;
+    else 0 (fall back: the general path raises TypeError / "more than any layout of x can
+    use")."""
+    cdef int code
+    cdef view a
     code = _view(o, &a, False)
     if code:
         if not _has(allowed, code) or a.size > limit:
@@ -1022,8 +904,6 @@ cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo
         return y
     if _view(out, &v, True) != code or v.nd != nd:
         return None
-    if type(out) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>out) != _num_of[code]:
-        return None   # another type number for the same type (int32 as long): general path
     for i in range(nd):
         if v.dims[i] != dims[i]:
             return None
@@ -1050,61 +930,84 @@ def quantize_fast(object x, object scale, object zero_point, object axis, object
                   object output_dtype, object saturate, object precision, object packed,
                   object out, object num_threads):
     """quantize_linear for arguments in final form; None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, sat, pk, nt, bits
-    cdef int64_t c_axis, c_block, limit, ybytes
+    return _fast(True, x, scale, zero_point, axis, block_size, output_dtype, saturate,
+                 precision, packed, out, num_threads)
+
+
+def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
+                    object output_dtype, object out, object num_threads):
+    """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
+    PackedTensor); None: take the general path."""
+    return _fast(False, x, scale, zero_point, axis, block_size, output_dtype, True, None,
+                 False, out, num_threads)
+
+
+cdef inline object _fast(bint q, object x, object scale, object zero_point, object axis,
+                         object block_size, object output_dtype, object saturate,
+                         object precision, object packed, object out, object num_threads):
+    """QuantizeLinear (q) or DequantizeLinear with the arguments as given, or None."""
+    cdef int xt, st, zt = 0, ot, yt, sat = 1, pk = 0, prec = 0, nt
+    cdef int xpk = not q and type(x) is _packed_cls
+    cdef int64_t c_axis, c_block, limit
     cdef view vx
     cdef param ps, pz
-    cdef shaped sx, sy
-    cdef char *ydata = NULL
-    cdef qsimd_quantize_options opt
-    cdef qsimd_error err
-    cdef int rc
-    xt = _view(x, &vx, False)
-    if not _has(Q_IN, xt) or precision is not None:
+    xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
+    if not _has(Q_IN if q else DQ_IN, xt):
         return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
-    sat = _flag(saturate)
-    pk = _flag(packed)
     nt = _threads(num_threads)
     ot = _spec_code(output_dtype)
-    if sat < 0 or pk < 0 or nt < 0 or ot < 0 or (ot and not _has(Q_OUT, ot)):
+    if nt < 0 or ot < 0 or (ot and not _has(Q_OUT if q else DQ_OUT, ot)):
         return None
+    if q:
+        sat = _flag(saturate)
+        pk = _flag(packed)
+        prec = _spec_code(precision)
+        if sat < 0 or pk < 0 or prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
+            return None
     limit = _limit(vx.nd, vx.dims, vx.size)
-    st = _scale_param(scale, Q_SCALE, limit, &ps)
+    st = _scale_param(scale, Q_SCALE if q else DQ_SCALE, limit, &ps)
     if not st:
         return None
-    if zero_point is not None:
-        zt = _zp_param(zero_point, ot or 2, Q_OUT, limit, &pz)
-        if not zt or (ot and zt != ot):
+    if zero_point is not None:   # quantize: of the output type; dequantize: of x's
+        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 1u << xt, limit,
+                       &pz)
+        if not zt or (q and ot and zt != ot):
             return None
-    yt = ot or zt or 2
-    bits = _bits_of[yt]
-    if pk and not bits:
+    yt = (ot or zt or 2) if q else (ot or st)
+    if pk and not _bits_of[yt]:
         return None
+    return _run_fast(q, x, &vx, xt, xpk, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
+                     sat, prec, nt, out, False)
+
+
+cdef inline object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps,
+                             param *pz, int yt, int pk, int64_t axis, int64_t block, int sat,
+                             int prec, int nt, object out, bint prepared):
+    """The end of every fast path: the result (None when out= does not fit as it is: the
+    general path decides), the C call, a PackedTensor for packed results. pz NULL: no zero
+    point; prepared: errors name x as a prepared operator's do."""
+    cdef int64_t ybytes
+    cdef char *ydata = NULL
+    cdef shaped sx, sy
+    cdef qsimd_error err
+    cdef int rc
     if pk:
-        ybytes = (vx.size * bits + 7) // 8
-        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &ps,
-                    &pz if zt else NULL, &ydata)
+        ybytes = (vx.size * _bits_of[yt] + 7) // 8
+        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
     else:
-        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
-                    &pz if zt else NULL, &ydata)
+        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
     if y is None:
         return None
-    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
+    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, pk)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.saturate = sat
-    opt.precision = 0
-    opt.num_threads = nt
     with nogil:
-        rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t, &err)
+        rc = _qdq(q, &sx.t, &ps.s.t, &pz.s.t if pz != NULL else NULL, axis, block, sat, prec,
+                  nt, &sy.t, &err)
     if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    if pk:
-        return _packed_result(y, yt, x, &vx)
-    return y
+        raise_error(rc, &err, vx if prepared else NULL)
+    return _packed_result(y, yt, x, vx) if pk else y
 
 
 cdef inline object _packed_result(object y, int yt, object x, const view *vx):
@@ -1116,17 +1019,17 @@ cdef inline object _packed_result(object y, int yt, object x, const view *vx):
     return _tuple_new(_packed_cls, (y, _ydtype[yt], shape))
 
 
-cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
-    """A PackedTensor in final form: its code (dims, rank, element count filled); else 0."""
+cdef int _packed_x(object x, view *v) except -1:
+    """A PackedTensor in final form: its code, v its bytes with the logical shape; else 0."""
     cdef object data = <object>PyTuple_GET_ITEM(x, 0), spec = <object>PyTuple_GET_ITEM(x, 1)
     cdef object shape = <object>PyTuple_GET_ITEM(x, 2)
     cdef tuple tshape
     cdef int code, i, k
-    cdef int64_t d, c = 1
+    cdef int64_t d, c = 1, nbytes
     cdef bint zero = False, big = False
-    cdef view vd
-    if _view(data, &vd, False) != 2 or vd.nd != 1:
+    if _view(data, v, False) != 2 or v.nd != 1:
         return 0
+    nbytes = v.size
     code = _spec_code(spec)
     if code <= 0 or not _bits_of[code] or type(shape) is not tuple:
         return 0
@@ -1137,7 +1040,7 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
     for i in range(k):
         if not _int64(tshape[i], &d) or d < 0:
             return 0
-        dims[i] = d
+        v.dims[i] = d
         if d == 0:
             zero = True
         elif c <= INT64_MAX // 8 // d:
@@ -1148,73 +1051,16 @@ cdef int _packed_x(object x, int64_t *dims, int *nd, int64_t *n) except -1:
         c = 0
     elif big:
         return 0
-    if (c * _bits_of[code] + 7) // 8 != vd.size:
+    if (c * _bits_of[code] + 7) // 8 != nbytes:
         return 0
-    nd[0] = k
-    n[0] = c
+    v.nd = k
+    v.size = c
     return code
-
-
-def dequantize_fast(object x, object scale, object zero_point, object axis, object block_size,
-                    object output_dtype, object out, object num_threads):
-    """dequantize_linear for arguments in final form (x an ndarray, a tensor or a
-    PackedTensor); None: take the general path."""
-    cdef int xt, st, zt = 0, ot, yt, nt, xpk = 0
-    cdef int64_t c_axis, c_block, limit
-    cdef view vx, vd
-    cdef param ps, pz
-    cdef shaped sx, sy
-    cdef char *ydata = NULL
-    cdef qsimd_dequantize_options opt
-    cdef qsimd_error err
-    cdef int rc
-    if type(x) is _packed_cls:
-        xt = _packed_x(x, vx.dims, &vx.nd, &vx.size)
-        if not xt:
-            return None
-        _view(<object>PyTuple_GET_ITEM(x, 0), &vd, False)
-        vx.data = vd.data
-        vx.nbytes = vd.nbytes
-        xpk = 1
-    else:
-        xt = _view(x, &vx, False)
-        if not _has(DQ_IN, xt):
-            return None
-    if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
-        return None
-    nt = _threads(num_threads)
-    ot = _spec_code(output_dtype)
-    if nt < 0 or ot < 0 or (ot and not _has(DQ_OUT, ot)):
-        return None
-    limit = _limit(vx.nd, vx.dims, vx.size)
-    st = _scale_param(scale, DQ_SCALE, limit, &ps)
-    if not st:
-        return None
-    if zero_point is not None:
-        zt = _zp_param(zero_point, xt, 1u << xt, limit, &pz)
-        if not zt:
-            return None
-    yt = ot or st
-    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &ps,
-                &pz if zt else NULL, &ydata)
-    if y is None:
-        return None
-    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
-    _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.num_threads = nt
-    with nogil:
-        rc = qsimd_dequantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &opt, &sy.t,
-                                     &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return y
 
 
 def dynamic_quantize_fast(object x, object out=None):
     """dynamic_quantize_linear for a float32 array or tensor in final form (and a usable out=,
-    if any); None: general path."""
+    if any; the general path calls it again with them); None: general path."""
     cdef cnp.ndarray s, z
     cdef view vx
     cdef shaped sx, sy
@@ -1296,16 +1142,15 @@ cdef extern from *:
     """
     ctypedef object (*qs_call_impl_t)(object, object, object)
     qs_call_impl_t qs_call_impl
-    ctypedef void *vcall_t
     void *qs_prep_vcall_ptr "((void *)qs_prep_vcall)"
     void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
 
 
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
-    cdef public object _args   # the prepared arguments, for repr / pickling (qsimd._api)
+    cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
     cdef param ps, pz
-    cdef int st, zt, yt, sat, prec, pk, nt, is_q, bits
+    cdef int st, zt, yt, sat, prec, pk, nt, is_q
     cdef int64_t c_axis, c_block
     cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
     cdef object _scale_arr, _zp_arr, _slow
@@ -1328,109 +1173,62 @@ cdef class _Prepared:
         self.zt = zt
         if zp is not None and zt > 0:
             _param_array(&self.pz, <cnp.ndarray>zp, zt)
-        self.yt = yt
+        self.yt = yt or st
         self.c_axis = axis
         self.c_block = block
         self.sat = sat
         self.prec = prec
         self.pk = packed
-        self.bits = _bits_of[yt] if yt > 0 and yt < 32 else 0
         self.nt = nt
         self.axis_len = -1   # one entry is per-tensor whatever axis says (as ONNX)
         if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
 
-    cdef object _fail(self, int rc, qsimd_error *err, const view *vx):
-        cdef int i
-        msg = err.message.decode("utf-8", "replace")
-        if rc == QSIMD_ERR_VALUE and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
-            shape = tuple([vx.dims[i] for i in range(vx.nd)])
-            raise ValueError(f"x of shape {shape} does not fit this operator's parameters: "
-                             f"{msg}")
-        raise_error(rc, err)
-
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
 
+    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
+    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
+    axis = property(lambda self: self._args[2]["axis"])
+    block_size = property(lambda self: self._args[2]["block_size"])
+    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[2]["output_dtype"]))
+
+    def __reduce__(self):
+        return _api_mod()._reduce_prepared(self)
+
+    def __repr__(self):
+        return _api_mod()._repr_prepared(self)
+
 
 cdef object _prepared_call(object obj, object x, object out):
-        cdef _Prepared self = <_Prepared>obj
-        cdef int xt
-        cdef int64_t a, ybytes
-        cdef view vx
-        cdef shaped sx, sy
-        cdef char *ydata = NULL
-        cdef qsimd_quantize_options qo
-        cdef qsimd_dequantize_options do
-        cdef qsimd_error err
-        cdef int rc, yt
-        if self.zt < 0:
+    cdef _Prepared self = <_Prepared>obj
+    cdef int xt
+    cdef int64_t a
+    cdef view vx
+    if self.zt < 0:
+        return self._slow(x, out)
+    xt = _view(x, &vx, False)
+    if self.is_q:
+        if not _has(Q_IN, xt):
             return self._slow(x, out)
-        xt = _view(x, &vx, False)
-        if self.is_q:
-            if not _has(Q_IN, xt):
-                return self._slow(x, out)
-        elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
+    elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
+        return self._slow(x, out)
+    if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
+        a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
+        if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
             return self._slow(x, out)
-        if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
-            a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
-            if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
-                return self._slow(x, out)
-        yt = self.yt if self.yt else self.st
-        if self.pk:
-            ybytes = (vx.size * self.bits + 7) // 8
-            y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, &self.ps,
-                        &self.pz if self.zt else NULL, &ydata)
-        else:
-            y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &self.ps,
-                        &self.pz if self.zt else NULL, &ydata)
-        if y is None:
-            return self._slow(x, out)
-        _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
-        _tensor(&sy, ydata, yt, vx.nd, vx.dims, self.pk)
-        if self.is_q:
-            qo.axis = self.c_axis
-            qo.block_size = self.c_block
-            qo.saturate = self.sat
-            qo.precision = self.prec
-            qo.num_threads = self.nt
-            with nogil:
-                rc = qsimd_quantize_linear(&sx.t, &self.ps.s.t,
-                                           &self.pz.s.t if self.zt else NULL, &qo, &sy.t, &err)
-        else:
-            do.axis = self.c_axis
-            do.block_size = self.c_block
-            do.num_threads = self.nt
-            with nogil:
-                rc = qsimd_dequantize_linear(&sx.t, &self.ps.s.t,
-                                             &self.pz.s.t if self.zt else NULL, &do, &sy.t,
-                                             &err)
-        if rc != QSIMD_OK:
-            self._fail(rc, &err, &vx)
-        if self.pk:
-            return _packed_result(y, yt, x, &vx)
-        return y
+    y = _run_fast(self.is_q, x, &vx, xt, 0, &self.ps, &self.pz if self.zt else NULL, self.yt,
+                  self.pk, self.c_axis, self.c_block, self.sat, self.prec, self.nt, out, True)
+    return self._slow(x, out) if y is None else y
 
 
 cdef class Quantizer(_Prepared):
     """QuantizeLinear with its parameters prepared once: ``q = Quantizer(scale, zero_point,
     axis=..., ...)``, then ``q(x, out=None)`` equals ``quantize_linear(x, scale, zero_point,
-    axis=..., ...)`` exactly, with only x (and out) checked per call.
-
-    The parameters are validated and copied at construction (later changes to your arrays do
-    not affect it; Python floats become float32 as in quantize_linear). Per-axis: x.shape[axis]
-    must equal the scale's length (ValueError naming x otherwise). Calls share the object
-    read-only: one Quantizer serves many threads at once. Picklable.
-
-    pre / pre_axis / perm: a preprocessing chain in front of the quantization, so that
-    ``q(x)`` equals ``quantize_linear(np.transpose(chain(x), perm), scale, zero_point, ...)``
-    bit for bit (axis etc. refer to the permuted tensor). ``chain(x)`` is ``x.astype(float32)``
-    followed by each ``(op, constant)`` of `pre` in order, op one of "add", "sub", "mul",
-    "div", each one correctly rounded float32 operation (NumPy's float32 arithmetic); a
-    constant is a number or a 1-D array of ``x.shape[pre_axis]`` values (converted to
-    float32). perm: np.transpose's axes for the chain's result (None: unchanged). x: uint8,
-    int8, uint16, int16, float16, bfloat16 or float32."""
+    axis=..., ...)`` exactly, with only x (and out) checked per call. pre / pre_axis / perm:
+    a preprocessing chain in front (``q(x)`` equals ``quantize_linear(np.transpose(chain(x),
+    perm), ...)``). Thread-safe, picklable; details in docs/serving.md."""
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  saturate=True, precision=None, packed=False, num_threads=None, pre=None,
@@ -1439,12 +1237,7 @@ cdef class Quantizer(_Prepared):
         _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
                              saturate, precision, packed, num_threads, pre, pre_axis, perm)
 
-    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
-    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
-    axis = property(lambda self: self._args[2])
-    block_size = property(lambda self: self._args[3])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
-    saturate = property(lambda self: self._args[5])
+    saturate = property(lambda self: self._args[2]["saturate"])
 
     @classmethod
     def __class_getitem__(cls, item):
@@ -1452,36 +1245,16 @@ cdef class Quantizer(_Prepared):
         annotations (the stubs make Quantizer generic over it)."""
         return _GenericAlias(cls, item)
 
-    def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
-
-    def __repr__(self):
-        return _api_mod()._repr_prepared(self)
-
 
 cdef class Dequantizer(_Prepared):
-    """DequantizeLinear with its parameters prepared once: ``dq = Dequantizer(scale,
-    zero_point, axis=..., ...)``, then ``dq(x, out=None)`` equals ``dequantize_linear(x,
-    scale, zero_point, axis=..., ...)`` exactly. The zero point, if any, must be a NumPy array
-    or scalar of x's quantized type. Copies, threads and pickling as for Quantizer."""
+    """DequantizeLinear with its parameters prepared once: ``dq(x, out=None)`` equals
+    ``dequantize_linear(x, scale, zero_point, ...)`` exactly; as Quantizer otherwise."""
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  num_threads=None):
         from . import _api
         _api._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
                                num_threads)
-
-    scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
-    zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
-    axis = property(lambda self: self._args[2])
-    block_size = property(lambda self: self._args[3])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[4]))
-
-    def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
-
-    def __repr__(self):
-        return _api_mod()._repr_prepared(self)
 
 
 from types import GenericAlias as _GenericAlias
@@ -1509,10 +1282,10 @@ _enable_vectorcall()
 
 def dynamic_fast(object x, object axis, object block_size, object output_dtype,
                  object symmetric, object out, object num_threads):
-    """qsimd.dynamic_quantize for arguments in final form; None: take the general path
-    (which also owns every error message)."""
+    """qsimd.dynamic_quantize for arguments in final form (the general path calls it again
+    with them); None: take the general path."""
     cdef int yt, sym, nt, i, a, rc
-    cdef int64_t c_axis, c_block = 0, d, nb
+    cdef int64_t c_axis, c_block = 0, nb
     cdef cnp.ndarray s, z
     cdef cnp.npy_intp sdims[32]
     cdef int64_t sd[32]
@@ -1531,14 +1304,12 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     nt = _threads(num_threads)
     if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
         return None
-    if vx.nd == 0 or c_axis < -vx.nd or c_axis >= vx.nd or vx.size == 0:
-        return None
-    a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis)
-    d = vx.dims[a]
-    # blocks along the axis, without overflow for any block size (d >= 1: x is not empty)
-    nb = 1 if c_block == 0 else (d - 1) // c_block + 1
+    # blocks along the axis, without overflow for any block size; C reports a rank, axis or
+    # empty x before it looks at the scale (then empty)
+    a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis) if -vx.nd <= c_axis < vx.nd else -1
+    nb = 0 if a < 0 or vx.size == 0 else 1 if c_block == 0 else (vx.dims[a] - 1) // c_block + 1
     for i in range(vx.nd):
-        sd[i] = nb if i == a else vx.dims[i]
+        sd[i] = nb if i == a or a < 0 else vx.dims[i]
         sdims[i] = <cnp.npy_intp>sd[i]
     none.lo = NULL
     y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
@@ -1551,10 +1322,7 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, 0)
     _tensor(&ss, cnp.PyArray_DATA(s), 1, vx.nd, sd, 0)
     _tensor(&sz, cnp.PyArray_DATA(z), yt, vx.nd, sd, 0)
-    opt.axis = c_axis
-    opt.block_size = c_block
-    opt.symmetric = sym
-    opt.num_threads = nt
+    opt = qsimd_dynamic_options(axis=c_axis, block_size=c_block, symmetric=sym, num_threads=nt)
     with nogil:
         rc = qsimd_dynamic_quantize(&sx.t, &sy.t, &ss.t, &sz.t, &opt, &err)
     if rc != QSIMD_OK:
@@ -1580,8 +1348,6 @@ cdef extern from "qsimd.h" nogil:
         int64_t sub_block_shift_bits
         int32_t convert_to_bfloat_before_bfp
         int32_t num_threads
-    void qsimd_mx_options_init(qsimd_mx_options *opt)
-    void qsimd_bfp_options_init(qsimd_bfp_options *opt)
     int qsimd_mx_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
                                      const qsimd_mx_options *opt, qsimd_error *err)
     int qsimd_bfp_quantize_dequantize(const qsimd_tensor *x, const qsimd_tensor *y,
@@ -1594,98 +1360,45 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-cdef int _mx_call(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis,
-                  int64_t block_size, int64_t rounding_mode, int num_threads) except -1:
-    cdef shaped sx, sy
-    cdef qsimd_mx_options opt
+cdef int _fq(bint bfp, const qsimd_tensor *x, const qsimd_tensor *y, const char *name,
+             const int64_t *v, int nt) except -1:
+    """qsimd_mx_quantize_dequantize (v: axis, block_size, rounding_mode) or
+    qsimd_bfp_quantize_dequantize (v: its int64 options in qsimd.h's order) of float32 x into
+    y of its shape (y may be x); the C core checks the rest."""
+    cdef qsimd_mx_options mo
+    cdef qsimd_bfp_options bo
     cdef qsimd_error err
     cdef int rc
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 1, 0)
-    opt.element_dtype = element_dtype
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.rounding_mode = rounding_mode
-    opt.num_threads = num_threads
+    if bfp:
+        bo = qsimd_bfp_options(bfp_method=name, axis=v[0], bit_width=v[1], block_size=v[2],
+                               rounding_mode=v[3], sub_block_size=v[4],
+                               sub_block_shift_bits=v[5],
+                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=nt)
+    else:
+        mo = qsimd_mx_options(element_dtype=name, axis=v[0], block_size=v[1],
+                              rounding_mode=v[2], num_threads=nt)
     with nogil:
-        rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
+        if bfp:
+            rc = qsimd_bfp_quantize_dequantize(x, y, &bo, &err)
+        else:
+            rc = qsimd_mx_quantize_dequantize(x, y, &mo, &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return 0
 
 
-def mx(cnp.ndarray x, cnp.ndarray y, const char *element_dtype, int64_t axis, int64_t block_size,
-       int64_t rounding_mode, int num_threads):
-    """qsimd_mx_quantize_dequantize: native C-contiguous float32 x and y of its shape (y may
-    be x); the C core checks everything else."""
-    _mx_call(x, y, element_dtype, axis, block_size, rounding_mode, num_threads)
-    return y
-
-
-cdef int _bfp_call(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis,
-                   int64_t bit_width, int64_t block_size, int64_t rounding_mode,
-                   int64_t sub_block_size, int64_t sub_block_shift_bits,
-                   int convert_to_bfloat_before_bfp, int num_threads) except -1:
+def fake_quantize(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, tuple ints,
+                  int num_threads):
+    """The general path of qsimd.quark's MX (bfp False) / BFP: native C-contiguous float32 x
+    and y of its shape, the attributes as Python ints."""
     cdef shaped sx, sy
-    cdef qsimd_bfp_options opt
-    cdef qsimd_error err
-    cdef int rc
+    cdef int64_t v[7]
+    cdef int i
+    for i in range(len(ints)):
+        v[i] = ints[i]
     fill(&sx, x, 1, 0)
     fill(&sy, y, 1, 0)
-    opt.bfp_method = bfp_method
-    opt.axis = axis
-    opt.bit_width = bit_width
-    opt.block_size = block_size
-    opt.rounding_mode = rounding_mode
-    opt.sub_block_size = sub_block_size
-    opt.sub_block_shift_bits = sub_block_shift_bits
-    opt.convert_to_bfloat_before_bfp = convert_to_bfloat_before_bfp
-    opt.num_threads = num_threads
-    with nogil:
-        rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &opt, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return 0
-
-
-def bfp(cnp.ndarray x, cnp.ndarray y, const char *bfp_method, int64_t axis, int64_t bit_width,
-        int64_t block_size, int64_t rounding_mode, int64_t sub_block_size,
-        int64_t sub_block_shift_bits, int convert_to_bfloat_before_bfp, int num_threads):
-    """qsimd_bfp_quantize_dequantize, as mx()."""
-    _bfp_call(x, y, bfp_method, axis, bit_width, block_size, rounding_mode, sub_block_size,
-              sub_block_shift_bits, convert_to_bfloat_before_bfp, num_threads)
-    return y
-
-
-cdef object _mx_x(object x):
-    """x when it is a native float32 C-contiguous ndarray, else None."""
-    if type(x) is not np.ndarray:
-        return None
-    if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.NPY_FLOAT32 or not QS_ARR_OK(<cnp.ndarray>x):
-        return None
-    return x
-
-
-cdef object _mx_result(cnp.ndarray a, object out):
-    """The float32 array of a's shape to write: new, out= as it is, or a itself (out is a:
-    in place, which the C API allows); None: the general path decides."""
-    cdef cnp.ndarray y
-    cdef int i, nd = cnp.PyArray_NDIM(a)
-    if out is None:
-        return _new_result(nd, cnp.PyArray_DIMS(a), cnp.NPY_FLOAT32)
-    if out is a:
-        return a if QS_OUT_OK(a) else None
-    if type(out) is not np.ndarray:
-        return None
-    y = <cnp.ndarray>out
-    if cnp.PyArray_TYPE(y) != cnp.NPY_FLOAT32 or not QS_OUT_OK(y) or cnp.PyArray_NDIM(y) != nd:
-        return None
-    for i in range(nd):
-        if cnp.PyArray_DIMS(y)[i] != cnp.PyArray_DIMS(a)[i]:
-            return None
-    if not _apart(<char *>cnp.PyArray_DATA(a), <char *>cnp.PyArray_DATA(a) + cnp.PyArray_NBYTES(a),
-                  <const char *>cnp.PyArray_DATA(y), cnp.PyArray_NBYTES(y)):
-        return None
+    _fq(bfp, &sx.t, &sy.t, name, v, num_threads)
     return y
 
 
@@ -1699,43 +1412,33 @@ cdef const char *_mx_name(object name):
     return s if <size_t>size == strlen(s) else NULL
 
 
-def mx_fast(object x, object element_dtype, object axis, object block_size,
-            object rounding_mode, object out, object num_threads):
-    """qsimd.quark.mx_quantize_dequantize for arguments in final form (native float32
-    C-contiguous x, a str element type, plain ints, a fitting out= or x itself); None: take
-    the general path, which makes the same C call after converting."""
-    cdef int64_t ax, bs, mode
-    cdef int th = _threads(num_threads)
-    cdef const char *name = _mx_name(element_dtype)
-    a = _mx_x(x)
-    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
-            or not _int64(block_size, &bs) or not _int64(rounding_mode, &mode)):
+def fake_quantize_fast(bint bfp, object x, object name, tuple ints, object out,
+                       object num_threads):
+    """qsimd.quark's MX / BFP for arguments in final form (float32 x, a str name, plain ints,
+    a fitting out= or x itself); None: take the general path, which makes the same C call
+    after converting."""
+    cdef int64_t v[7]
+    cdef int i, th = _threads(num_threads)
+    cdef const char *cname = _mx_name(name)
+    cdef view vx
+    cdef param none
+    cdef shaped sx, sy
+    cdef char *ydata = NULL
+    if _view(x, &vx, False) != 1 or cname == NULL or th < 0:
         return None
-    y = _mx_result(a, out)
+    for i in range(len(ints)):
+        if not _int64(ints[i], &v[i]):
+            return None
+    none.lo = NULL
+    if out is x and _view(out, &vx, True) == 1:   # in place, which the C API allows
+        y, ydata = out, vx.data
+    else:
+        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
     if y is None:
         return None
-    _mx_call(a, y, name, ax, bs, mode, th)
-    return y
-
-
-def bfp_fast(object x, object bfp_method, object axis, object bit_width, object block_size,
-             object rounding_mode, object sub_block_size, object sub_block_shift_bits,
-             object convert_to_bfloat_before_bfp, object out, object num_threads):
-    """qsimd.quark.bfp_quantize_dequantize for arguments in final form, as mx_fast."""
-    cdef int64_t ax, bw, bs, mode, sub, shift, tb
-    cdef int th = _threads(num_threads)
-    cdef const char *name = _mx_name(bfp_method)
-    a = _mx_x(x)
-    if (a is None or name == NULL or th < 0 or not _int64(axis, &ax)
-            or not _int64(bit_width, &bw) or not _int64(block_size, &bs)
-            or not _int64(rounding_mode, &mode) or not _int64(sub_block_size, &sub)
-            or not _int64(sub_block_shift_bits, &shift)
-            or not _int64(convert_to_bfloat_before_bfp, &tb)):
-        return None
-    y = _mx_result(a, out)
-    if y is None:
-        return None
-    _bfp_call(a, y, name, ax, bw, bs, mode, sub, shift, tb != 0, th)
+    _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, 1, vx.nd, vx.dims, 0)
+    _fq(bfp, &sx.t, &sy.t, cname, v, th)
     return y
 
 
@@ -1744,16 +1447,14 @@ def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarr
     """qsimd_quantize_mx: native C-contiguous float32 x, elements of x's shape (one code per
     byte) and uint8 scales (e8m0 codes); the C core checks shapes, axis and block size."""
     cdef shaped sx, se, ss
-    cdef qsimd_mx_options opt
+    cdef qsimd_mx_options opt = qsimd_mx_options(   # element_dtype, rounding_mode: unused
+        element_dtype=NULL, axis=axis, block_size=block_size, rounding_mode=0,
+        num_threads=num_threads)
     cdef qsimd_error err
     cdef int rc
     fill(&sx, x, 1, 0)
     fill(&se, elements, element_code, 0)
     fill(&ss, scales, 24, 0)
-    qsimd_mx_options_init(&opt)
-    opt.axis = axis
-    opt.block_size = block_size
-    opt.num_threads = num_threads
     with nogil:
         rc = qsimd_quantize_mx(&sx.t, &se.t, &ss.t, &opt, &err)
     if rc != QSIMD_OK:
@@ -1765,18 +1466,16 @@ cdef class Chain:
     """A prepared QuantizeLinear with a preprocessing chain in front (C's
     qsimd_prepare_quantize_chain); qsimd.Quantizer(pre=..., perm=...) owns one. Read-only
     after construction: runs from many threads share it."""
-    cdef qsimd_prepared *p
-    cdef object _keep
-
-    def __cinit__(self, *args, **kwargs):
-        self.p = NULL
+    cdef qsimd_prepared *p   # NULL until __init__ (the allocation zeroes it)
 
     def __init__(self, cnp.ndarray scale, int st, object zp, int zt, int yt, bint packed,
                   int64_t axis, int64_t block_size, int saturate, int precision,
                   int num_threads, list kinds, list values, int64_t pre_axis, tuple perm):
         cdef shaped ss, sz
         cdef const qsimd_tensor *pz = NULL
-        cdef qsimd_quantize_options opt
+        cdef qsimd_quantize_options opt = qsimd_quantize_options(
+            axis=axis, block_size=block_size, saturate=saturate, precision=precision,
+            num_threads=num_threads)
         cdef qsimd_error err
         cdef qsimd_pre_op ops[64]
         cdef int64_t cperm[32]
@@ -1790,11 +1489,6 @@ cdef class Chain:
         if zp is not None:
             fill(&sz, <cnp.ndarray>zp, zt, 0)
             pz = &sz.t
-        opt.axis = axis
-        opt.block_size = block_size
-        opt.saturate = saturate
-        opt.precision = precision
-        opt.num_threads = num_threads
         for i in range(n):
             v = <cnp.ndarray>values[i]
             ops[i].kind = kinds[i]

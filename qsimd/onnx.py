@@ -481,7 +481,7 @@ def split_boundary(model, inputs=None, outputs=None):
             for i, vi in enumerate(g.input):
                 if vi.name == name:
                     g.input[i].CopyFrom(_value_info(vi, code))
-                    perm = op._args[11] if chain and len(op._args) > 11 else None
+                    perm = op._args[2].get("perm") if chain else None
                     if perm is not None and vi.type.tensor_type.HasField("shape"):
                         dims = [onnx.TensorShapeProto.Dimension() for _ in perm]
                         for j, d in enumerate(dims):

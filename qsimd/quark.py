@@ -148,18 +148,23 @@ def _float_x(x):
     return _args.native(x), False
 
 
-def _fake_quantize(call, x, out, num_threads):
-    """The general path: converts x, allocates (or takes out=), then call(x32, y32, threads)."""
+_BFP_INTS = ("axis", "bit_width", "block_size", "rounding_mode", "sub_block_size",
+             "sub_block_shift_bits", "convert_to_bfloat_before_bfp")
+
+
+def _fake_quantize(bfp, x, name, ints, names, out, num_threads):
+    """The general path: converts x and the attributes, allocates (or takes out=), then makes
+    the C call in float32."""
+    name = _name(name)
+    ints = tuple(_int(v, n) for v, n in zip(ints, names))
     xin = x
     x, half = _float_x(x)
     threads = _args.threads(num_threads)
     y, copy_to = _args.output(out, x.shape, _F16 if half else _F32, [xin])
+    y32 = _core.new_result(x.shape, _F32) if half else y
+    _core.fake_quantize(bfp, x, y32, name, ints, threads)
     if half:
-        y32 = _core.new_result(x.shape, _F32)
-        call(x, y32, threads)
         np.copyto(y, y32, casting="unsafe")   # rounded to nearest even, as Quark's Cast
-    else:
-        call(x, y, threads)
     return _args.finish(y, copy_to)
 
 
@@ -186,14 +191,12 @@ def mx_quantize_dequantize(x, element_dtype="int8", axis=1, block_size=32, round
     returns it unchanged), `axis` is checked on 1-D input too (Quark ignores it there), and
     rounding modes other than 0, 1, 2 are rejected (Quark treats them as 0).
     """
-    y = _core.mx_fast(x, element_dtype, axis, block_size, rounding_mode, out, num_threads)
+    ints = (axis, block_size, rounding_mode)
+    y = _core.fake_quantize_fast(False, x, element_dtype, ints, out, num_threads)
     if y is not None:   # native float32 C-contiguous x, plain arguments
         return y
-    name = _name(element_dtype)
-    ax, bs, mode = _int(axis, "axis"), _int(block_size, "block_size"), \
-        _int(rounding_mode, "rounding_mode")
-    return _fake_quantize(lambda a, y, t: _core.mx(a, y, name, ax, bs, mode, t), x, out,
-                          num_threads)
+    return _fake_quantize(False, x, element_dtype, ints, ("axis", "block_size", "rounding_mode"),
+                          out, num_threads)
 
 
 def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_size=8,
@@ -222,18 +225,12 @@ def bfp_quantize_dequantize(x, bfp_method="to_bfp", axis=1, bit_width=16, block_
     would read uninitialised memory for are rejected: rounding modes other than 0-2,
     bit_width outside 10-32, a block_size that sub_block_size does not divide (to_bfp_prime).
     """
-    y = _core.bfp_fast(x, bfp_method, axis, bit_width, block_size, rounding_mode,
-                       sub_block_size, sub_block_shift_bits, convert_to_bfloat_before_bfp, out,
-                       num_threads)
+    ints = (axis, bit_width, block_size, rounding_mode, sub_block_size, sub_block_shift_bits,
+            convert_to_bfloat_before_bfp)
+    y = _core.fake_quantize_fast(True, x, bfp_method, ints, out, num_threads)
     if y is not None:
         return y
-    name = _name(bfp_method)
-    args = (_int(axis, "axis"), _int(bit_width, "bit_width"), _int(block_size, "block_size"),
-            _int(rounding_mode, "rounding_mode"), _int(sub_block_size, "sub_block_size"),
-            _int(sub_block_shift_bits, "sub_block_shift_bits"),
-            1 if _int(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp") else 0)
-    return _fake_quantize(lambda a, y, t: _core.bfp(a, y, name, *args, t), x, out,
-                          num_threads)
+    return _fake_quantize(True, x, bfp_method, ints, _BFP_INTS, out, num_threads)
 
 
 # ------------------------------------------------------------------ ONNX-native MX

@@ -277,7 +277,6 @@ def test_declined_calls():
     assert probe_q(x, s, axis=np.int64(1)) is None
     assert probe_q(x, s, saturate=np.True_) is None
     assert probe_q(x, s, packed=np.False_) is None
-    assert probe_q(x, s, precision="float32") is None
     assert probe_q(x, s, num_threads=0) is None
     assert probe_q(x, s, output_dtype=True) is None
     assert probe_q(x, s, output_dtype=np.int8(3)) is None
@@ -302,6 +301,15 @@ def test_declined_calls():
     assert probe_d(qsimd.PackedTensor(u.reshape(-1), "int8", (8,)), s) is None
     assert probe_d(qsimd.PackedTensor(u.reshape(-1)[::-1], "int4", (16,)), s) is None
     assert probe_d(u, np.int32(2)) is None                    # converted to float32
+
+
+def test_precision_takes_the_fast_path(isa):
+    x = np.linspace(-40, 40, 64, dtype=np.float32).reshape(4, 16)
+    s = np.float32(0.3)
+    for prec, code in (("float32", 1), ("float16", 10), (BF16, 16)):
+        got = probe_q(x, s, output_dtype="int8", precision=prec)
+        assert got is not None, prec
+        assert_same(got, ref_quantize(x, np.asarray(s), output_dtype=3, precision=code), prec)
 
 
 def test_spec_cache_keeps_bools_and_ints_apart():

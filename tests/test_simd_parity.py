@@ -352,14 +352,11 @@ def dequantize_packed(data, xdt, shape, scale, zp, axis, block, odt):
     """Dequantize ONNX packed bytes (the public API takes ml_dtypes arrays; the bridge also
     takes raw packed bytes, which is what the packed-input kernels serve)."""
     code = ONNX_CODE[np.dtype(xdt)]
-    like = np.empty(shape, np.dtype(xdt))
     y = np.empty(shape, np.dtype(odt))
-    st = {np.dtype(np.float32): 1, np.dtype(np.float16): 10,
-          np.dtype(ml_dtypes.bfloat16): 16}[scale.dtype]
     yt = {np.dtype(np.float32): 1, np.dtype(np.float16): 10,
           np.dtype(ml_dtypes.bfloat16): 16}[np.dtype(odt)]
-    _core.dequantize(data, code, True, like, scale, st, zp, code if zp is not None else 0, y, yt,
-                     axis, block)
+    assert _core.dequantize_fast(qsimd.PackedTensor(data, code, shape), scale, zp, axis, block,
+                                 yt, y, None) is y   # the fast path took it
     return y
 
 

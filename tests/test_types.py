@@ -673,11 +673,11 @@ def test_saturate_must_be_0_or_1(value):
 @pytest.mark.parametrize("value", [2, -1, 255])
 def test_saturate_checked_by_c_core(value):
     """The C API checks saturate too (the Python layer never passes such values)."""
-    x = np.ones(3, np.float32)
-    y = np.empty(3, ml_dtypes.float8_e4m3fn)
+    q = qsimd.Quantizer(np.float32(1), output_dtype="float8e4m3fn")
+    scale = np.array(1, np.float32)   # the prepared operator's C call, with saturate=value
+    q._setup(True, scale, 1, None, 0, 17, 1, 0, value, 0, False, 1, None)
     with pytest.raises(ValueError, match="saturate must be 0 or 1"):
-        _core.quantize(x, 1, np.array(1, np.float32), 1, None, 0, y, 17, False, 1, 0, 0,
-                       value, 1)
+        q(np.ones(3, np.float32))
 
 
 def test_type_errors_new_types():
