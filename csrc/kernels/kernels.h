@@ -190,30 +190,6 @@ static inline size_t qk_entry(size_t blk, size_t pos, size_t row, size_t erow, s
 #define QK_QENTRY(p, i, len) \
     qk_entry((p)->blk, (p)->pos, (p)->row, (p)->erow, (p)->kdim, (p)->ebase, (i), (len))
 
-/* p with every per-entry array advanced to entry e: the parameters of a sub-run that starts
- * at that entry (the caller sets blk and, for packed kinds, phase). */
-static inline qk_qparams qk_qparams_at(const qk_qparams *p, size_t e)
-{
-    qk_qparams q = *p;
-    q.scale = p->scale ? p->scale + e : NULL;
-    q.scale64 = p->scale64 ? p->scale64 + e : NULL;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-    q.rscale = p->rscale ? p->rscale + e : NULL;
-    return q;
-}
-
-static inline qk_dparams qk_dparams_at(const qk_dparams *p, size_t e)
-{
-    qk_dparams q = *p;
-    q.scale = p->scale ? p->scale + e : NULL;
-    q.zp = p->zp ? p->zp + e : NULL;
-    q.zp64 = p->zp64 ? p->zp64 + e : NULL;
-    q.zpf = p->zpf ? p->zpf + e : NULL;
-    return q;
-}
-
 /* y[i] = saturate(rint(x[i] / scale) + zp); NaN -> qmin (docs/CONTRACT.md rules 1-3); the float
  * output kinds convert q (+ zpf) instead, see QK_Y_E4M3FN and below.
  * Packed outputs: bytes wholly inside the run are overwritten; the first and last byte are

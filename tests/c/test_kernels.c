@@ -355,21 +355,40 @@ typedef struct qcase {
         (used) = (out) = mx_ + 1;                                                     \
     } while (0)
 
+/* Layouts of the driver's short-row paths and their fallbacks, {case of gen_layout, D, inner,
+ * B}: per-axis along a last axis shorter than a vector or a chunk (several rows per vector)
+ * or up to the periodic expansion's limit and past it; blocks that do not divide a short last
+ * axis (a partial block per row, one block per row) or whose chunks span more entries than a
+ * vector holds; per-axis over short rows; plain blocks that do not fall on chunks. */
+static const size_t short_lay[][4] = {
+    {1, 7, 1, 0}, {1, 3, 1, 0}, {1, 5, 1, 0}, {1, 12, 1, 0}, {1, 56, 1, 0}, {1, 100, 1, 0},
+    {1, 200, 1, 0}, {1, 460, 1, 0}, {1, 500, 1, 0}, {2, 7, 1, 32}, {2, 56, 1, 32},
+    {2, 9, 1, 5}, {2, 100, 1, 32}, {2, 3, 1, 2}, {2, 20, 1, 8}, {2, 13, 1, 4}, {2, 70, 1, 24},
+    {2, 300, 1, 40}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
+    {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
+};
+
 /* A random layout of a random tensor (outer, D, inner) as the operator layer describes it,
  * and a random run of it: per-axis, per-axis along the last axis, blocks along the last axis,
- * blocks along an outer axis; dimensions around the vector widths. blk, pos, row, erow, kdim
- * and n are set; returns 0 when the run is empty. */
+ * blocks along an outer axis, plain blocks; dimensions around the vector widths, or (pick >=
+ * 0) short_lay[pick % its size]. blk, pos, row, erow, kdim and n are set; returns 0 when the
+ * run is empty. */
 static int gen_layout(size_t *blk, size_t *pos, size_t *row, size_t *erow, size_t *kdim,
-                      size_t *n, size_t maxn)
+                      size_t *n, size_t maxn, int pick)
 {
     static const size_t dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 16, 17, 24, 31, 32, 33, 49,
                                   56, 63, 64, 65, 100, 196};
-    size_t nd = sizeof dims / sizeof dims[0];
+    size_t nd = sizeof dims / sizeof dims[0], ns = sizeof short_lay / sizeof short_lay[0];
     size_t D = dims[rndn((uint32_t)nd)], inner = dims[rndn((uint32_t)nd)];
-    size_t B = dims[rndn((uint32_t)nd)], outer = 1 + rndn(6);
+    size_t B = dims[rndn((uint32_t)nd)], outer = 1 + rndn(6), kind = rndn(4);
+    if (pick >= 0) {
+        const size_t *l = short_lay[(size_t)pick % ns];
+        kind = l[0]; D = l[1]; inner = l[2]; B = l[3] ? l[3] : 1;
+        outer = 1 + rndn(400);
+    }
     size_t total, s = (D + B - 1) / B;
     *pos = *row = *erow = *kdim = 0;
-    switch (rndn(4)) {
+    switch (kind) {
     case 0:   /* per-axis */
         *row = D * inner; *blk = inner;
         break;
@@ -379,8 +398,11 @@ static int gen_layout(size_t *blk, size_t *pos, size_t *row, size_t *erow, size_
     case 2:   /* blocks along the last axis */
         inner = 1; *row = D; *erow = s; *blk = B;
         break;
-    default:  /* blocks along an outer axis */
+    case 3:   /* blocks along an outer axis */
         *row = D * inner; *erow = s * inner; *blk = B * inner; *kdim = inner;
+        break;
+    default:  /* plain blocks */
+        *blk = B;
         break;
     }
     total = outer * D * inner;
@@ -665,11 +687,12 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
         k++;
     }
     /* runs of real layouts: every form of kernels.h, random tensors and runs */
-    for (int r = 0; r < (quick ? 60 : 240); r++, k++) {
+    for (int r = 0; r < (quick ? 90 : 360); r++, k++) {   /* a third from short_lay */
         qcase c;
         memset(&c, 0, sizeof c);
         c.xk = xk; c.qk = qk; c.yk = yk;
-        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000))
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000,
+                        r % 3 == 2 ? r / 3 : -1))
             continue;
         c.ty = types[k % nt];
         c.phase = (unsigned)((c.pos + k) % per);
@@ -886,11 +909,12 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             k++;
         }
     }
-    for (int r = 0; r < (quick ? 60 : 240); r++, k++) {   /* real layouts, as for quantize */
+    for (int r = 0; r < (quick ? 90 : 360); r++, k++) {   /* real layouts, as for quantize */
         dcase c;
         memset(&c, 0, sizeof c);
         c.dk = dk; c.ok = ok;
-        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000))
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000,
+                        r % 3 == 2 ? r / 3 : -1))
             continue;
         c.bits = dk == QK_D_B8 ? b8bits[k % 3] : 8;
         c.is_signed = (int)((k / 3) & 1);

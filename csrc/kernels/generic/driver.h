@@ -67,9 +67,9 @@
 /* A layer without non-temporal stores (QV_NT 0) ignores p->stream: the buffer would only add
  * a copy. */
 #if defined(QV_NT) && !QV_NT
-#define QD_STREAM(p) 0
+#define QD_STREAM(o, p) 0
 #else
-#define QD_STREAM(p) ((p)->stream)
+#define QD_STREAM(o, p) QD_P(o, p, stream)
 #endif
 
 #include "layout.h"
@@ -105,29 +105,16 @@ QD_INLINE int qd_fmt(int yk)
 }
 QD_INLINE int qd_is_f6(int yk) { return qd_fmt(yk) == QK_FP_E2M3 || qd_fmt(yk) == QK_FP_E3M2; }
 
-QD_INLINE unsigned qd_dper(int dk)
+/* input kinds of DequantizeLinear as the output kind of the same layout (kernels.h: the same
+ * order but for B32), for the sizes and formats above */
+QD_INLINE int qd_d2y(int dk)
 {
-    return dk == QK_D_P4 || dk == QK_D_PE2M1 ? 2u : dk == QK_D_P2 || dk == QK_D_PE2M3 ||
-           dk == QK_D_PE3M2 ? 4u : 1u;
+    return dk == QK_D_B32 ? QK_Y_B32 : dk >= QK_D_E4M3FN && dk <= QK_D_PE2M1 ? dk - 1 : dk;
 }
-QD_INLINE size_t qd_xbytes(int dk, size_t m)
-{
-    switch (dk) {
-    case QK_D_B16: case QK_D_F16: case QK_D_BF16: return 2 * m;
-    case QK_D_B32: return 4 * m;
-    case QK_D_P4: case QK_D_PE2M1: return m / 2;
-    case QK_D_P2: return m / 4;
-    case QK_D_PE2M3: case QK_D_PE3M2: return m / 4 * 3;
-    default: return m;
-    }
-}
+QD_INLINE unsigned qd_dper(int dk) { return qd_yper(qd_d2y(dk)); }
+QD_INLINE size_t qd_xbytes(int dk, size_t m) { return qd_ybytes(qd_d2y(dk), m); }
 QD_INLINE size_t qd_osize(int ok) { return ok == QK_O_F32 ? 4u : 2u; }
-QD_INLINE int qd_dfmt(int dk)
-{
-    return dk == QK_D_E4M3FN ? QK_FP_E4M3FN : dk == QK_D_E5M2 ? QK_FP_E5M2
-           : dk == QK_D_E2M3 || dk == QK_D_PE2M3 ? QK_FP_E2M3
-           : dk == QK_D_E3M2 || dk == QK_D_PE3M2 ? QK_FP_E3M2 : QK_FP_E2M1;
-}
+QD_INLINE int qd_dfmt(int dk) { return qd_fmt(qd_d2y(dk)); }
 
 /* byte offset of the group holding slot `slot` of packed data */
 QD_INLINE size_t qd_goff(unsigned per, unsigned gbytes, size_t slot)
@@ -210,11 +197,11 @@ QD_INLINE vi qd_qraw(int xk, int qk, int negs, const char *x, vf s, vf r, vf xl)
 }
 
 #if QV_FP
-/* float8 / float4 / float6 codes of x / s (+ zf): with rec (reciprocals given, no float zero
- * point), the exact reciprocal form, whose q1 rounds to the same code as the true quotient;
+/* float8 / float4 / float6 codes of x / s (float zero points take the scalar kernel): with
+ * rec (reciprocals given), the exact reciprocal form, whose q1 rounds to the same code as the true quotient;
  * where q1 is +-0 or NaN, q0 = x r has the quotient's sign of zero and x's NaN. Otherwise the
  * true division, as scalar.c. */
-QD_INLINE vi qd_qfp(int yk, int sat, int has_zf, int rec, const char *x, vf s, vf r, vf zf)
+QD_INLINE vi qd_qfp(int yk, int sat, int rec, const char *x, vf s, vf r)
 {
     vf xv = qv_loadu_f((const float *)x), q;
     int fmt = qd_fmt(yk);
@@ -222,7 +209,6 @@ QD_INLINE vi qd_qfp(int yk, int sat, int has_zf, int rec, const char *x, vf s, v
     if (qd_is_f6(yk)) {
         if (rec) return qv_f6_rec(xv, s, qv_mul(r, qv_set1(-1.0f)), fmt, NULL);
         q = qv_div(xv, s);
-        if (has_zf) q = qv_add_f(q, zf);
         return qv_to_f6(q, q, fmt);
     }
 #endif
@@ -236,7 +222,6 @@ QD_INLINE vi qd_qfp(int yk, int sat, int has_zf, int rec, const char *x, vf s, v
         (void)r;
         q = qv_div(xv, s);
     }
-    if (has_zf) q = qv_add_f(q, zf);
     return qv_to_fp(q, fmt, sat);
 }
 
@@ -249,12 +234,12 @@ typedef struct qd_qk {
 
 /* One chunk: 4 vectors of QV_W inputs (xv[v], consecutive or rows of a tile) to the QD_U
  * outputs at y. */
-QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
+QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int rec, int negs,
                          const char *const xv[4], unsigned char *y, const qd_pv *pv,
                          const qd_qk *k)
 {
     vi c[4];
-    (void)sat; (void)has_zf; (void)rec;
+    (void)sat; (void)rec;
     if (qd_is_int(yk)) {
         QD_UNROLL
         for (int v = 0; v < 4; v++)
@@ -277,7 +262,7 @@ QD_INLINE void qd_qchunk(int xk, int qk, int yk, int sat, int has_zf, int rec, i
 #endif
     QD_UNROLL
     for (int v = 0; v < 4; v++)
-        c[v] = qd_qfp(yk, sat, has_zf, rec, xv[v], pv->s[v], pv->r[v], pv->f[v]);
+        c[v] = qd_qfp(yk, sat, rec, xv[v], pv->s[v], pv->r[v]);
     if (yk == QK_Y_PE2M3 || yk == QK_Y_PE3M2) {
         vi ones[4] = {qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1), qv_set1_i(-1)};
         qv_store6_4(y, c, ones);
@@ -327,6 +312,77 @@ QD_INLINE void qd_qpair(int xk, int qk, int yk, int negs, const char *x, unsigne
     qv_qstore4(yk, y + qd_ybytes(yk, QD_U), c + 4, pv->z, &k->ic);
 }
 
+/* ---- dequantize ---- */
+
+QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned char *y,
+                            size_t a, size_t b, const qk_dparams *p)
+{
+    if (a >= b) return;
+    qk_dparams q = *p;
+    unsigned per = qd_dper(dk);
+    q.pos = p->pos + a;
+    if (per > 1) {
+        size_t slot = p->phase + a;
+        q.phase = (unsigned)(slot % per);
+        x += qd_goff(per, per == 4 && dk != QK_D_P2 ? 3u : 1u, slot);
+    } else {
+        x += qd_xbytes(dk, a);
+    }
+    qk_dequant_scalar(dk, ok, x, y + a * (ok == QK_O_E8M0 ? 1u : qd_osize(ok)), b - a, &q);
+}
+
+QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
+
+/* QV_W values: integer codes (signed when sgn is 1; sgn 2: sign-extended by h) minus the
+ * zero point, exact, one rounding
+ * to float32, one product; or float codes decoded exactly, minus the float zero point
+ * (nf = -zf, -0 without one: x - +0 is x + -0 for every x, and either quiets a signalling
+ * NaN as scalar.c's explicit quieting does), times the scale, a NaN x keeping its NaN. */
+QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, vi h, const unsigned char *x, vf s, vi z,
+                     vf nf)
+{
+    (void)nf;
+    if (!qd_float_in(dk) || !QV_FP)
+        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, h, x), z)), s);
+#if QV_FP
+    vf d;
+    if (dk == QK_D_F16 || dk == QK_D_BF16) {
+        d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
+    } else {
+        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, h, x)
+               : dk == QK_D_PE2M3 || dk == QK_D_PE3M2 ? qv_load6(x)
+               : qv_load_codes(QK_D_B8, 8, 0, h, x);
+        d = qv_from_fp(c, qd_dfmt(dk));
+    }
+    d = qv_add_f(d, nf);
+    return qv_keep_nan(d, qv_mul(d, s));
+#endif
+}
+
+QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, vi h,
+                         const char *const xv[4], unsigned char *const yv[4], const qd_pv *pv)
+{
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        qv_store_out(ok, yv[v], qd_dvec(dk, bits, sgn, h, (const unsigned char *)xv[v], pv->s[v], pv->z[v],
+                                        qv_mul(pv->f[v], qv_set1(-1.0f))));
+}
+
+#if defined(QV_CODES4)
+/* A chunk of consecutive integer codes (the body's) to consecutive results: the layer
+ * converts the codes of the whole chunk minus their zero points at once (qv_codes4: whole
+ * vectors of codes loaded, no integer conversion). */
+QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
+                         unsigned char *y, const qd_pv *pv)
+{
+    vf d[4];
+    qv_codes4(dk, bits, sgn, h, x, pv->z, d);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++)
+        qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
+}
+#endif
+
 /* Pointers to 4 consecutive vectors of inputs from x. */
 #define QD_XV(x, xs) {(x), (x) + QV_W * (xs), (x) + 2 * QV_W * (xs), (x) + 3 * QV_W * (xs)}
 
@@ -341,9 +397,6 @@ QD_INLINE qd_pv qd_const_pv(const qd_src *c)
     return pv;
 }
 
-/* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
- * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
- * broadcast vectors. */
 /* One entry broadcast over a chunk. */
 QD_INLINE qd_pv qd_ent_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
                           size_t e, unsigned need)
@@ -372,13 +425,16 @@ QD_INLINE int qd_block_run(const qd_src *c)
            (c->row == 0 || (c->row % c->blk == 0 && c->erow == c->row / c->blk));
 }
 
+/* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
+ * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
+ * broadcast vectors. */
 typedef struct qd_segw {
     size_t e, segend, rowend;
 } qd_segw;
 
 QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned need)
 {
-    size_t end = w->segend, e;
+    size_t end = w->segend;
     if (end == w->rowend) {
         w->e = w->rowend / c->row * c->erow;
         w->rowend += c->row;
@@ -386,15 +442,7 @@ QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned nee
         w->e++;
     }
     w->segend = end + c->blk < w->rowend ? end + c->blk : w->rowend;
-    e = w->e - c->ebase;
-    vf s = qv_set1(c->s[e]);
-    vf r = need & QD_R ? qv_set1(c->r[e]) : qv_set1(1.0f);
-    vf f = need & QD_F && c->f ? qv_set1(c->f[e]) : qv_set1(0.0f);
-    vi z = need & QD_Z && c->z ? qv_set1_i(c->z[e]) : qv_set1_i(0);
-    QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        pv->s[v] = s; pv->r[v] = r; pv->f[v] = f; pv->z[v] = z;
-    }
+    *pv = qd_ent_pv(c->s, c->r, c->f, c->z, w->e - c->ebase, need);
 }
 
 /* Back into c after a stretch that ended inside its segment (the stretch loop's caller moves
@@ -420,38 +468,124 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
     return k < lim - i ? k : (lim - i) / QD_U * QD_U;
 }
 
-/* The body of a run: mt elements from a group boundary (x, yb: its first element and output
+/* ---- the loops, written once for both directions ---- */
+
+/* What one table entry does per chunk, constants once inlined: quantize (x kind, quotient
+ * precision, output kind, saturation, reciprocal form, negative scales, the store constants)
+ * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
+typedef struct qd_op {
+    int dq, xk, qk, yk, sat, rec, negs, dk, ok, sgn;
+    unsigned bits;
+    vi h;
+    qd_qk k;
+} qd_op;
+
+/* A field of the run's parameters P (qk_qparams or qk_dparams by o->dq). */
+#define QD_P(o, P, f) ((o)->dq ? ((const qk_dparams *)(P))->f : ((const qk_qparams *)(P))->f)
+#define QD_RS(o, P) ((o)->dq ? NULL : ((const qk_qparams *)(P))->rscale)
+
+/* Elements per packed group of the packed side (y when quantizing, x when dequantizing),
+ * and bytes per group. */
+QD_INLINE unsigned qd_per(const qd_op *o) { return o->dq ? qd_dper(o->dk) : qd_yper(o->yk); }
+QD_INLINE unsigned qd_gb(const qd_op *o)
+{
+    return qd_per(o) == 4 && (o->dq ? o->dk != QK_D_P2 : o->yk != QK_Y_P2) ? 3u : 1u;
+}
+/* Bytes of i elements of x and of y (whole groups). */
+QD_INLINE size_t qd_xo(const qd_op *o, size_t i)
+{
+    return o->dq ? qd_xbytes(o->dk, i) : i * qd_xsize(o->xk);
+}
+QD_INLINE size_t qd_yo(const qd_op *o, size_t i)
+{
+    return o->dq ? i * qd_osize(o->ok) : qd_ybytes(o->yk, i);
+}
+/* Byte offsets of element a of the run (a packed group's first) in x and in y. */
+QD_INLINE size_t qd_xat(const qd_op *o, const void *P, size_t a)
+{
+    return o->dq && qd_per(o) > 1 ? qd_goff(qd_per(o), qd_gb(o), QD_P(o, P, phase) + a) : qd_xo(o, a);
+}
+QD_INLINE size_t qd_yat(const qd_op *o, const void *P, size_t a)
+{
+    return !o->dq && qd_per(o) > 1 ? qd_goff(qd_per(o), qd_gb(o), QD_P(o, P, phase) + a) : qd_yo(o, a);
+}
+
+QD_INLINE void qd_scalar(const qd_op *o, const char *x, unsigned char *y, size_t a, size_t b,
+                         const void *P)
+{
+    if (o->dq)
+        qd_dscalar(o->dk, o->ok, (const unsigned char *)x, y, a, b, (const qk_dparams *)P);
+    else
+        qd_qscalar(o->xk, o->qk, o->yk, x, y, a, b, (const qk_qparams *)P);
+}
+
+/* One chunk of consecutive elements (x, y: its first input and output byte). */
+QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const qd_pv *pv)
+{
+    if (!o->dq) {
+        const char *xv[4] = QD_XV(x, qd_xsize(o->xk));
+        qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, y, pv, &o->k);
+        return;
+    }
+#if defined(QV_CODES4)
+    if (!qd_float_in(o->dk)) {
+        qd_dcodes(o->dk, o->ok, o->bits, o->sgn, o->h, (const unsigned char *)x, y, pv);
+        return;
+    }
+#endif
+    const char *xv[4] = {x, x + qd_xo(o, QV_W), x + qd_xo(o, 2 * QV_W), x + qd_xo(o, 3 * QV_W)};
+    unsigned char *yv[4] = {y, y + qd_yo(o, QV_W), y + qd_yo(o, 2 * QV_W), y + qd_yo(o, 3 * QV_W)};
+    qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
+}
+
+/* Block runs only where they pay for their code: float32 x to 8/16/4/2-bit integer codes,
+ * and those codes to float32. */
+QD_INLINE int qd_op_blocks(const qd_op *o)
+{
+    return o->dq ? o->ok == QK_O_F32 && (o->dk == QK_D_B8 || o->dk == QK_D_B16 ||
+                                         o->dk == QK_D_P4 || o->dk == QK_D_P2)
+                 : o->xk == QK_X_F32 && (o->yk == QK_Y_B8 || o->yk == QK_Y_B16 ||
+                                         o->yk == QK_Y_P4 || o->yk == QK_Y_P2);
+}
+
+/* The body of a run: mt elements from a group boundary (x, y: its first input and output
  * byte), parameters from c (positioned there). Whole chunks, and with ovl (x and y disjoint,
  * mt >= QD_U) a last chunk moved back to end at mt. Returns the elements done.
  * Chunks that share one entry run in a loop with the entry in registers; the others take
  * their parameters from qd_src_next one chunk at a time. One entry for the whole body
  * (per-tensor) may also write through the streaming buffer, and may start with chunks over
- * [0, t0) (rewritten by those after) so that [t0, nt1) is streamed from a cache line. */
-QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                          const char *x, unsigned char *yb, size_t mt, int ovl, qd_src *c,
-                          unsigned need, const qd_qk *k, int stream)
+ * [0, t0) (rewritten by those after) so that [t0, nt1) is streamed from a cache line. Float32
+ * results of a single entry start their stores on a cache line (after chunks over [0, t0)):
+ * numpy's arrays are 16-byte aligned, and a store split over two cache lines costs half as
+ * much again on some cores. */
+QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t mt, int ovl,
+                         qd_src *c, unsigned need, int stream)
 {
-    size_t xs = qd_xsize(xk), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
+    size_t i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
     int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
+    int fast = QD_BLOCK_RUN && qd_op_blocks(o);   /* (code where it pays, as block runs) */
     union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
-    if (uni && stream && ovl && mt >= QD_NT_MIN) {
-        while (t0 < 256 && (uintptr_t)(yb + qd_ybytes(yk, t0)) % 64) t0 += 4;
+    if (!o->dq && uni && stream && ovl && mt >= QD_NT_MIN) {
+        while (t0 < 256 && (uintptr_t)(y + qd_yo(o, t0)) % 64) t0 += 4;
         if (t0 < 256) nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
         else t0 = 0;
+    } else if (o->dq && uni && ovl) {
+        if (o->ok == QK_O_F32 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
+            t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
+            if ((QV_W < 8 && !stream) || t0 % 4) t0 = 0;   /* (whole groups of packed input) */
+        }
+        if (stream && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + qd_yo(o, t0)) % 64 == 0)
+            nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
     }
-    /* (float32 x to 8/16/4/2-bit integers only: every entry's copy of this loop costs code)
-     * whole chunks to m, then the general loop's last chunk */
-    if (xk == QK_X_F32 && (yk == QK_Y_B8 || yk == QK_Y_B16 || yk == QK_Y_P4 || yk == QK_Y_P2) &&
-        qd_block_run(c)) {
+    /* whole chunks to m, then the general loop's last chunk */
+    if (fast && qd_block_run(c)) {
         const float *sp = c->s, *rp = c->r, *fp = c->f;
         const int32_t *zp = c->z;
         size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
         for (; i < m; e++, stop += c->blk) {
             qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, need);
-            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
-                const char *xv[4] = QD_XV(x + i * xs, xs);
-                qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, yb + qd_ybytes(yk, i), &pv, k);
-            }
+            for (stop = stop < m ? stop : m; i < stop; i += QD_U)
+                qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
         }
         if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
         else c->j = j0 + i;
@@ -462,7 +596,7 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
         end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
-            unsigned char *d = tobuf ? buf.b : yb + qd_ybytes(yk, i);
+            unsigned char *d = tobuf ? buf.b : y + qd_yo(o, i);
             /* with segments on chunk boundaries, one inner loop per segment, its entry in
              * registers */
             size_t jb = c->j - i0;   /* absolute position of element 0 */
@@ -470,30 +604,28 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
             qd_pv pv = qd_const_pv(c);
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
-                if (QV_PAIR && xk == QK_X_F32 && qd_is_int(yk) && !pre)
+                if (QV_PAIR && !o->dq && o->xk == QK_X_F32 && qd_is_int(o->yk) && !pre)
                     for (; stop - i >= 2 * QD_U; i += 2 * QD_U)
-                        qd_qpair(xk, qk, yk, negs, x + i * xs, d + qd_ybytes(yk, i - i0), &pv,
-                                 k);
-                for (; stop - i >= QD_U; i += QD_U) {
-                    const char *xv[4] = QD_XV(x + i * xs, xs);
-                    qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
-                              d + qd_ybytes(yk, i - i0), &pv, k);
-                }
+                        qd_qpair(o->xk, o->qk, o->yk, o->negs, x + qd_xo(o, i),
+                                 d + qd_yo(o, i - i0), &pv, &o->k);
+                for (; stop - i >= QD_U; i += QD_U)
+                    qd_chunk(o, x + qd_xo(o, i), d + qd_yo(o, i - i0), &pv);
                 if (i == end || !sega) break;
             }
             if (sega) qd_segw_put(c, &w);
             if (tobuf)
-                for (size_t b = 0; b < qd_ybytes(yk, QD_NT); b += 64)
-                    qv_stream64(yb + qd_ybytes(yk, i0) + b, buf.b + b);
+                for (size_t b = 0; b < qd_yo(o, QD_NT); b += 64)
+                    qv_stream64(y + qd_yo(o, i0) + b, buf.b + b);
             if (!uni) {
                 c->j += i - i0;
                 if (c->j == c->segend) qd_seg_next(c);
             }
-        } else if (lim - i >= QD_U) {
-            qd_pv pv = qd_src_next(c, need);
-            const char *xv[4] = QD_XV(x + i * xs, xs);
-            qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, yb + qd_ybytes(yk, i), &pv, k);
-            i += QD_U;
+        } else if (lim - i >= QD_U) {   /* (fast: entries per element, chunk after chunk) */
+            do {
+                qd_pv pv = qd_src_next(c, need, fast);
+                qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
+                i += QD_U;
+            } while (fast && c->mode >= QD_KROW && lim - i >= QD_U);
         }
         if (pre) { pre = 0; i = t0; continue; }
         if (tobuf || lim - i >= QD_U) continue;
@@ -504,6 +636,7 @@ QD_INLINE size_t qd_qbody(int xk, int qk, int yk, int sat, int has_zf, int rec, 
         i = mt - QD_U;
     }
 }
+
 
 /* The parameter vectors of one column of a tile: the same entries for its four rows. */
 QD_INLINE qd_pv qd_col_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
@@ -516,22 +649,6 @@ QD_INLINE qd_pv qd_col_pv(const float *sp, const float *rp, const float *fp, con
     QD_UNROLL
     for (int v = 0; v < 4; v++) {
         pv.s[v] = sv; pv.r[v] = rv; pv.f[v] = fv; pv.z[v] = zv;
-    }
-    return pv;
-}
-
-/* The parameter vectors of 4 consecutive vectors of a row whose entries vary per element. */
-QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
-                          size_t e, unsigned need)
-{
-    qd_pv pv;
-    QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        size_t o = e + (size_t)v * QV_W;
-        pv.s[v] = qv_loadu_f(sp + o);
-        pv.r[v] = need & QD_R ? qv_loadu_f(rp + o) : qv_set1(1.0f);
-        pv.f[v] = need & QD_F && fp ? qv_loadu_f(fp + o) : qv_set1(0.0f);
-        pv.z[v] = need & QD_Z && zp ? qv_loadu_i(zp + o) : qv_set1_i(0);
     }
     return pv;
 }
@@ -602,47 +719,48 @@ QD_INLINE qd_pv qd_row_pv(const float *sp, const float *rp, const float *fp, con
 }
 
 /* The K columns of one tile's rows ro[v]: the parameters rpv (one entry per row) or, rpv
- * NULL, each column's from entry e on (two inlined copies: the choice stays out of the loop) */
-QD_INLINE void qd_qtile_cols(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                             const char *x, unsigned char *y, size_t K, const size_t ro[4],
-                             const qd_pv *rpv, const float *const pp[3], const int32_t *zp,
-                             size_t e, unsigned need, const qd_qk *k)
+ * NULL, each column's from entry e on (two inlined copies: the choice stays out of the loop).
+ * Quantized codes are staged and copied to their rows (a packed row's vector is not a whole
+ * number of bytes apart from the next row's). */
+QD_INLINE void qd_tile_cols(const qd_op *o, const char *x, unsigned char *y, size_t K,
+                            const size_t ro[4], const qd_pv *rpv, const float *const pp[3],
+                            const int32_t *zp, size_t e, unsigned need)
 {
-    size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K), yv = qd_ybytes(yk, QV_W);
+    size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K), yv = qd_yo(o, QV_W);
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t k0 = 0; k0 < K; k0 += QV_W) {
         size_t kk = k0 + QV_W > K ? K - QV_W : k0;
         qd_pv pv = rpv ? *rpv : qd_col_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
-        const char *xv[4] = {x + ro[0] * xrow + kk * xs, x + ro[1] * xrow + kk * xs,
-                             x + ro[2] * xrow + kk * xs, x + ro[3] * xrow + kk * xs};
-        qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv, tmp.b, &pv, k);
+        const char *xv[4] = {x + ro[0] * xrow + qd_xo(o, kk), x + ro[1] * xrow + qd_xo(o, kk),
+                             x + ro[2] * xrow + qd_xo(o, kk), x + ro[3] * xrow + qd_xo(o, kk)};
+        unsigned char *yr[4] = {y + ro[0] * yrow + qd_yo(o, kk), y + ro[1] * yrow + qd_yo(o, kk),
+                                y + ro[2] * yrow + qd_yo(o, kk), y + ro[3] * yrow + qd_yo(o, kk)};
+        if (o->dq) {
+            qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yr, &pv);
+            continue;
+        }
+        qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, tmp.b, &pv, &o->k);
         QD_UNROLL
-        for (int v = 0; v < 4; v++)
-            memcpy(y + ro[v] * yrow + qd_ybytes(yk, kk), tmp.b + v * yv, yv);
+        for (int v = 0; v < 4; v++) memcpy(y + ro[v] * yrow + qd_yo(o, kk), tmp.b + v * yv, yv);
     }
 }
 
 /* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
-QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                        const char *x, unsigned char *y, size_t K, size_t step, size_t wrap,
-                        size_t t, size_t rows, const qk_qparams *p, unsigned need,
-                        const qd_qk *k)
+QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K, size_t step,
+                       size_t wrap, size_t t, size_t rows, const void *P, unsigned need)
 {
-    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
-    /* (in locals: the stores to y could alias *p, whose fields would be read again) */
-    const float *pp[3] = {p->scale, p->rscale, p->zpf};
-    const int32_t *zp = p->zp;
+    size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K}, e = 0, n;
+    const float *pp[3] = {QD_P(o, P, scale), QD_RS(o, P), QD_P(o, P, zpf)};
+    const int32_t *zp = QD_P(o, P, zp);
     for (size_t r = 0; r < rows; r += n) {
-        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
         if (QD_LONG_ROWS && !step && K >= QD_LONG) {
-            size_t xs = qd_xsize(xk), xrow = K * xs, yrow = qd_ybytes(yk, K);
+            size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
             for (size_t rr = r; rr < r + n; rr++)
                 for (size_t k0 = 0; k0 < K; k0 += QD_U) {
                     size_t kk = k0 + QD_U > K ? K - QD_U : k0;
                     qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
-                    const char *xv[4] = QD_XV(x + rr * xrow + kk * xs, xs);
-                    qd_qchunk(xk, qk, yk, sat, has_zf, rec, negs, xv,
-                              y + rr * yrow + qd_ybytes(yk, kk), &pv, k);
+                    qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk), &pv);
                 }
             continue;
         }
@@ -651,70 +769,72 @@ QD_INLINE void qd_qtile(int xk, int qk, int yk, int sat, int has_zf, int rec, in
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
             if (step) {
-                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
+                qd_tile_rowent(t, ro, step, wrap, QD_P(o, P, ebase), er);
                 qd_pv rpv = qd_row_pv(pp[0], pp[1], pp[2], zp, er, need);
-                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, &rpv, pp, zp, e,
-                              need, k);
+                qd_tile_cols(o, x, y, K, ro, &rpv, pp, zp, e, need);
             } else {
-                qd_qtile_cols(xk, qk, yk, sat, has_zf, rec, negs, x, y, K, ro, NULL, pp, zp, e,
-                              need, k);
+                qd_tile_cols(o, x, y, K, ro, NULL, pp, zp, e, need);
             }
         }
     }
 }
 
 /* Elements [a, b) of the run: a scalar head to a packed group, the body, a scalar tail. */
-QD_INLINE void qd_qpiece(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                         const char *x, unsigned char *y, size_t a, size_t b, int ovl,
-                         const qk_qparams *p, unsigned need, const qd_qk *k)
+QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t a, size_t b,
+                        int ovl, const void *P, unsigned need)
 {
-    unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
-    size_t h = per > 1 ? (per - (p->phase + a) % per) % per : 0, done = 0;
+    unsigned per = qd_per(o);
+    size_t h = per > 1 ? (per - (QD_P(o, P, phase) + a) % per) % per : 0, done = 0;
     if (h > b - a) h = b - a;
-    qd_qscalar(xk, qk, yk, x, y, a, a + h, p);
+    qd_scalar(o, x, y, a, a + h, P);
     a += h;
     size_t mt = (b - a) / per * per;
     if (mt >= QD_U) {
         qd_src c;
-        c.s = p->scale; c.r = p->rscale; c.f = p->zpf; c.z = p->zp;
-        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
-        done = qd_qbody(xk, qk, yk, sat, has_zf, rec, negs, x + a * qd_xsize(xk),
-                        y + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_ybytes(yk, a)), mt,
-                        ovl, &c, need, k, QD_STREAM(p));
+        c.s = QD_P(o, P, scale); c.r = QD_RS(o, P); c.f = QD_P(o, P, zpf); c.z = QD_P(o, P, zp);
+        qd_src_init(&c, QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), QD_P(o, P, ebase), QD_P(o, P, pos) + a, mt);
+        done = qd_body(o, x + qd_xat(o, P, a), y + qd_yat(o, P, a), mt, ovl, &c, need,
+                       QD_STREAM(o, P));
     }
-    qd_qscalar(xk, qk, yk, x, y, a + done, b, p);
+    qd_scalar(o, x, y, a + done, b, P);
 }
 
-/* full: whole rows of a kdim layout go through tiles (qd_qtile). */
-QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int has_zf, int rec, int negs,
-                         int full, const void *xv, void *yv, size_t n, const qk_qparams *p)
+/* A run of n elements; full: whole rows of a kdim layout (or of one-entry rows) go through
+ * tiles. */
+QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y, size_t n,
+                      const void *P, unsigned need)
 {
-    const char *x = (const char *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    unsigned per = qd_yper(yk), gb = per == 4 && yk != QK_Y_P2 ? 3u : 1u;
-    unsigned need = QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) |
-                    (qd_is_int(yk) ? QD_Z : 0u) | (has_zf ? QD_F : 0u);
-    int ovl = qd_disjoint(x, n * qd_xsize(xk), y,
-                          qd_ybytes(yk, (p->phase + n + per - 1) / per * per));
-    qd_qk k;
-    k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
-    k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
+    unsigned per = qd_per(o);
+    size_t np = (QD_P(o, P, phase) + n + per - 1) / per * per;   /* slots of the packed side's bytes */
+    int ovl = qd_disjoint(x, o->dq ? qd_xbytes(o->dk, np) : n * qd_xsize(o->xk), y,
+                          o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
-    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
+    size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
     if (full && K >= QV_W && ovl) {   /* the first row that starts in the run, and its rows */
-        size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
-        if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
-            qd_qtile(xk, qk, yk, sat, has_zf, rec, negs, x + r0 * qd_xsize(xk),
-                     y + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_ybytes(yk, r0)), K,
-                     step, wrap, (p->pos + r0) / K, rows, p, need, &k);
+        size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
+        if (rows >= 2 && (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
+            qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), K, step, wrap,
+                    (QD_P(o, P, pos) + r0) / K, rows, P, need);
             hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
     }
     for (int h = 0; h < 2; h++)   /* (one call site: one inlined copy) */
-        if (hi[h] > lo[h])
-            qd_qpiece(xk, qk, yk, sat, has_zf, rec, negs, x, y, lo[h], hi[h], ovl, p, need, &k);
+        if (hi[h] > lo[h]) qd_piece(o, x, y, lo[h], hi[h], ovl, P, need);
 }
+
+QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int full,
+                         const void *x, void *y, size_t n, const qk_qparams *p)
+{
+    qd_op o;
+    o.dq = 0; o.xk = xk; o.qk = qk; o.yk = yk; o.sat = sat; o.rec = rec; o.negs = negs;
+    o.dk = o.ok = o.sgn = 0; o.bits = 0; o.h = qv_set1_i(0);
+    o.k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
+    o.k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
+    qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
+           QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) | (qd_is_int(yk) ? QD_Z : 0u));
+}
+
 
 #if QV_QUARK
 /* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x: the true quotient
@@ -754,278 +874,29 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y
 #endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
-        else qd_quant2(xk, qk, yk, 1, 0, 0, 0, full, x, y, n, p);
+        else qd_quant2(xk, qk, yk, 1, 0, 0, full, x, y, n, p);
     } else {
 #if QV_FP
         int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
         if (fin && p->zpf) qk_quant_scalar(xk, qk, yk, x, y, n, p);   /* float zero points */
         else if (p->rscale && (fin || QV_FP8_REC))
-            qd_quant2(xk, qk, yk, sat, 0, 1, 0, full, x, y, n, p);
-        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, 0, full, x, y, n, p);
+            qd_quant2(xk, qk, yk, sat, 1, 0, full, x, y, n, p);
+        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, full, x, y, n, p);
         else qk_quant_scalar(xk, qk, yk, x, y, n, p);
 #endif
     }
 }
 
-/* ---- dequantize ---- */
-
-QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned char *y,
-                            size_t a, size_t b, const qk_dparams *p)
+QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const void *x,
+                       void *y, size_t n, const qk_dparams *p)
 {
-    if (a >= b) return;
-    qk_dparams q = *p;
-    unsigned per = qd_dper(dk);
-    q.pos = p->pos + a;
-    if (per > 1) {
-        size_t slot = p->phase + a;
-        q.phase = (unsigned)(slot % per);
-        x += qd_goff(per, per == 4 && dk != QK_D_P2 ? 3u : 1u, slot);
-    } else {
-        x += qd_xbytes(dk, a);
-    }
-    qk_dequant_scalar(dk, ok, x, y + a * (ok == QK_O_E8M0 ? 1u : qd_osize(ok)), b - a, &q);
-}
-
-QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
-
-/* QV_W values: integer codes (signed when sgn is 1; sgn 2: sign-extended by h) minus the
- * zero point, exact, one rounding
- * to float32, one product; or float codes decoded exactly, minus the float zero point
- * (nf = -zf, -0 without one: x - +0 is x + -0 for every x, and either quiets a signalling
- * NaN as scalar.c's explicit quieting does), times the scale, a NaN x keeping its NaN. */
-QD_INLINE vf qd_dvec(int dk, unsigned bits, int sgn, vi h, const unsigned char *x, vf s, vi z,
-                     vf nf)
-{
-    (void)nf;
-    if (!qd_float_in(dk) || !QV_FP)
-        return qv_mul(qv_cvt_i2f(qv_sub_i(qv_load_codes(dk, bits, sgn, h, x), z)), s);
-#if QV_FP
-    vf d;
-    if (dk == QK_D_F16 || dk == QK_D_BF16) {
-        d = qv_load_x(dk == QK_D_F16 ? QK_X_F16 : QK_X_BF16, x);
-    } else {
-        vi c = dk == QK_D_PE2M1 ? qv_load_codes(QK_D_P4, 4, 0, h, x)
-               : dk == QK_D_PE2M3 || dk == QK_D_PE3M2 ? qv_load6(x)
-               : qv_load_codes(QK_D_B8, 8, 0, h, x);
-        d = qv_from_fp(c, qd_dfmt(dk));
-    }
-    d = qv_add_f(d, nf);
-    return qv_keep_nan(d, qv_mul(d, s));
-#endif
-}
-
-QD_INLINE void qd_dchunk(int dk, int ok, unsigned bits, int sgn, vi h,
-                         const unsigned char *const xv[4], unsigned char *const yv[4],
-                         const qd_pv *pv)
-{
-    QD_UNROLL
-    for (int v = 0; v < 4; v++)
-        qv_store_out(ok, yv[v], qd_dvec(dk, bits, sgn, h, xv[v], pv->s[v], pv->z[v],
-                                        qv_mul(pv->f[v], qv_set1(-1.0f))));
-}
-
-/* Pointers to 4 consecutive vectors of codes from x, of results from y. */
-#define QD_DXV(dk, x) {(x), (x) + qd_xbytes(dk, QV_W), (x) + qd_xbytes(dk, 2 * QV_W), \
-                       (x) + qd_xbytes(dk, 3 * QV_W)}
-#define QD_DYV(y, os) {(y), (y) + QV_W * (os), (y) + 2 * QV_W * (os), (y) + 3 * QV_W * (os)}
-
-#if defined(QV_CODES4)
-/* A chunk of consecutive integer codes (the body's) to consecutive results: the layer
- * converts the codes of the whole chunk minus their zero points at once (qv_codes4: whole
- * vectors of codes loaded, no integer conversion). */
-QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                         unsigned char *y, const qd_pv *pv)
-{
-    vf d[4];
-    qv_codes4(dk, bits, sgn, h, x, pv->z, d);
-    QD_UNROLL
-    for (int v = 0; v < 4; v++)
-        qv_store_out(ok, y + v * QV_W * qd_osize(ok), qv_mul(d[v], pv->s[v]));
-}
-#endif
-
-/* The body of a run, as qd_qbody. Float32 results of a single entry start their stores on a
- * cache line (after chunks over [0, t0), which those after rewrite): numpy's arrays are
- * 16-byte aligned, and a store split over two cache lines costs half as much again on some
- * cores. */
-QD_INLINE size_t qd_dbody(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                          unsigned char *y, size_t mt, int ovl, qd_src *c, unsigned need,
-                          int stream)
-{
-    size_t os = qd_osize(ok), i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
-    union { vf v[1]; unsigned char b[4 * QD_NT]; } buf;
-    if (uni && ovl && os == 4 && (uintptr_t)y % 4 == 0 && (mt >= 1024 || stream)) {
-        t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
-        if ((QV_W < 8 && !stream) || t0 % 4) t0 = 0;   /* (whole groups of packed input) */
-    }
-    if (uni && stream && ovl && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + t0 * os) % 64 == 0)
-        nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
-    /* as in qd_qbody: 8/16/4/2-bit integer codes to float32 only */
-    if (ok == QK_O_F32 && (dk == QK_D_B8 || dk == QK_D_B16 || dk == QK_D_P4 || dk == QK_D_P2) &&
-        qd_block_run(c)) {
-        const float *sp = c->s, *fp = c->f;
-        const int32_t *zp = c->z;
-        size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
-        for (; i < m; e++, stop += c->blk) {
-            qd_pv pv = qd_ent_pv(sp, NULL, fp, zp, e, need);
-            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
-                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-                unsigned char *yv[4] = QD_DYV(y + i * os, os);
-                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
-            }
-        }
-        if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
-        else c->j = j0 + i;
-    }
-    for (pre = t0 > 0;;) {
-        size_t lim = fin || uni ? mt : m, i0 = i, end;
-        int tobuf = !pre && i < nt1;
-        end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
-        if (end > i) {
-            unsigned char *d = tobuf ? buf.b : y + i * os;
-            size_t jb = c->j - i0;   /* as in qd_qbody */
-            qd_segw w = {c->e, c->segend, c->rowend};
-            qd_pv pv = qd_const_pv(c);
-            for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
-                stop = sega && w.segend - jb < end ? w.segend - jb : end;
-                for (; stop - i >= QD_U; i += QD_U) {
-#if defined(QV_CODES4)
-                    if (!qd_float_in(dk)) {
-                        qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), d + (i - i0) * os,
-                                  &pv);
-                        continue;
-                    }
-#endif
-                    const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-                    unsigned char *yv[4] = QD_DYV(d + (i - i0) * os, os);
-                    qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
-                }
-                if (i == end || !sega) break;
-            }
-            if (sega) qd_segw_put(c, &w);
-            if (tobuf)
-                for (size_t b = 0; b < QD_NT * os; b += 64)
-                    qv_stream64(y + i0 * os + b, buf.b + b);
-            if (!uni) {
-                c->j += i - i0;
-                if (c->j == c->segend) qd_seg_next(c);
-            }
-        } else if (lim - i >= QD_U) {
-            qd_pv pv = qd_src_next(c, need);
-#if defined(QV_CODES4)
-            if (!qd_float_in(dk))
-                qd_dcodes(dk, ok, bits, sgn, h, x + qd_xbytes(dk, i), y + i * os, &pv);
-            else
-#endif
-            {
-                const unsigned char *xv[4] = QD_DXV(dk, x + qd_xbytes(dk, i));
-                unsigned char *yv[4] = QD_DYV(y + i * os, os);
-                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
-            }
-            i += QD_U;
-        }
-        if (pre) { pre = 0; i = t0; continue; }
-        if (tobuf || lim - i >= QD_U) continue;
-        if (fin || !ovl || i == mt) return i;
-        fin = 1;
-        nt1 = 0;
-        if (!uni) qd_src_seek(c, c->j - m + mt - QD_U);
-        i = mt - QD_U;
-    }
-}
-
-/* Whole rows, as qd_qtile. */
-QD_INLINE void qd_dtile(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                        unsigned char *y, size_t K, size_t step, size_t wrap, size_t t,
-                        size_t rows, const qk_dparams *p, unsigned need)
-{
-    size_t xrow = qd_xbytes(dk, K), yrow = K * qd_osize(ok);
-    size_t lay[4] = {p->blk, p->row, p->erow, K}, e = 0, n;
-    const float *sp = p->scale, *fp = p->zpf;   /* (locals, as in qd_qtile) */
-    const int32_t *zp = p->zp;
-    for (size_t r = 0; r < rows; r += n) {
-        n = step ? rows - r : qd_tile_group(lay, p->ebase, t + r, rows - r, &e);
-        if (QD_LONG_ROWS && !step && K >= QD_LONG) {   /* as in qd_qtile */
-            for (size_t rr = r; rr < r + n; rr++)
-                for (size_t k0 = 0; k0 < K; k0 += QD_U) {
-                    size_t kk = k0 + QD_U > K ? K - QD_U : k0;
-                    qd_pv pv = qd_run_pv(sp, NULL, fp, zp, e + kk, need);
-                    const unsigned char *xv[4] = QD_DXV(dk, x + rr * xrow + qd_xbytes(dk, kk));
-                    unsigned char *yv[4] = QD_DYV(y + rr * yrow + kk * qd_osize(ok), qd_osize(ok));
-                    qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
-                }
-            continue;
-        }
-        for (size_t rr = 0; rr < n; rr += 4) {
-            size_t ro[4], er[4];
-            QD_UNROLL
-            for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
-            qd_pv rpv;
-            if (step) {
-                qd_tile_rowent(t, ro, step, wrap, p->ebase, er);
-                rpv = qd_row_pv(sp, NULL, fp, zp, er, need);
-            }
-            for (size_t k0 = 0; k0 < K; k0 += QV_W) {
-                size_t kk = k0 + QV_W > K ? K - QV_W : k0, xo = qd_xbytes(dk, kk);
-                size_t yo = kk * qd_osize(ok);
-                qd_pv pv = step ? rpv : qd_col_pv(sp, NULL, fp, zp, e + kk, need);
-                const unsigned char *xv[4] = {x + ro[0] * xrow + xo, x + ro[1] * xrow + xo,
-                                              x + ro[2] * xrow + xo, x + ro[3] * xrow + xo};
-                unsigned char *yv[4] = {y + ro[0] * yrow + yo, y + ro[1] * yrow + yo,
-                                        y + ro[2] * yrow + yo, y + ro[3] * yrow + yo};
-                qd_dchunk(dk, ok, bits, sgn, h, xv, yv, &pv);
-            }
-        }
-    }
-}
-
-/* Elements [a, b) of the run: a scalar head to a packed group, the body, a scalar tail. */
-QD_INLINE void qd_dpiece(int dk, int ok, unsigned bits, int sgn, vi h, const unsigned char *x,
-                         unsigned char *y, size_t a, size_t b, int ovl, const qk_dparams *p,
-                         unsigned need)
-{
-    unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
-    size_t hd = per > 1 ? (per - (p->phase + a) % per) % per : 0, os = qd_osize(ok), done = 0;
-    if (hd > b - a) hd = b - a;
-    qd_dscalar(dk, ok, x, y, a, a + hd, p);
-    a += hd;
-    size_t mt = (b - a) / per * per;
-    if (mt >= QD_U) {
-        qd_src c;
-        c.s = p->scale; c.r = NULL; c.f = p->zpf; c.z = p->zp;
-        qd_src_init(&c, p->blk, p->row, p->erow, p->kdim, p->ebase, p->pos + a, mt);
-        done = qd_dbody(dk, ok, bits, sgn, h,
-                        x + (per > 1 ? qd_goff(per, gb, p->phase + a) : qd_xbytes(dk, a)),
-                        y + a * os, mt, ovl, &c, need, QD_STREAM(p));
-    }
-    qd_dscalar(dk, ok, x, y, a + done, b, p);
-}
-
-QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const void *xv,
-                       void *yv, size_t n, const qk_dparams *p)
-{
-    const unsigned char *x = (const unsigned char *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    unsigned per = qd_dper(dk), gb = per == 4 && dk != QK_D_P2 ? 3u : 1u;
-    size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;
-    size_t K = qd_tile_k(p->blk, p->row, p->erow, p->kdim, &step, &wrap);
-    unsigned need = QD_S | (qd_float_in(dk) ? QD_F : QD_Z);
-    vi h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
-    int ovl = qd_disjoint(x, qd_xbytes(dk, (p->phase + n + per - 1) / per * per), y,
-                          n * qd_osize(ok));
-    if (full && K >= QV_W && ovl) {
-        size_t r0 = (K - p->pos % K) % K, rows = r0 < n ? (n - r0) / K : 0;
-        if (rows >= 2 && (per == 1 || (K % per == 0 && (p->phase + r0) % per == 0))) {
-            qd_dtile(dk, ok, bits, sgn, h,
-                     x + (per > 1 ? qd_goff(per, gb, p->phase + r0) : qd_xbytes(dk, r0)),
-                     y + r0 * qd_osize(ok), K, step, wrap, (p->pos + r0) / K, rows, p, need);
-            hi[0] = r0;
-            lo[1] = r0 + rows * K;
-        }
-    }
-    for (int k = 0; k < 2; k++)   /* (one call site: one inlined copy) */
-        if (hi[k] > lo[k]) qd_dpiece(dk, ok, bits, sgn, h, x, y, lo[k], hi[k], ovl, p, need);
+    qd_op o;
+    o.dq = 1; o.xk = o.qk = o.yk = o.sat = o.rec = o.negs = 0;
+    o.dk = dk; o.ok = ok; o.sgn = sgn; o.bits = bits;
+    o.h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
+    o.k.ic = o.k.bc = qv_qc_init(0, 255, 0xffu);
+    qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
+           QD_S | (qd_float_in(dk) ? QD_F : QD_Z));
 }
 
 #if QV_QUARK

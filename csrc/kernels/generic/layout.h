@@ -10,9 +10,14 @@
  *            blocks along an outer axis): vectors load the row of entries, a vector that
  *            crosses into the next row splices the end of one row of entries with the start
  *            of the next (the arrays are padded, kernels.h);
- *   QD_WIN   segments or rows shorter than a vector whose pattern repeats within QD_WMAX
- *            vectors (blocks of a short last axis, per-axis along a short last axis): per
- *            vector a window of QV_W consecutive entries permuted by the pattern's index;
+ *   QD_PER   entries that repeat with a period of P <= QD_EXPN - QD_U positions (per-axis
+ *            along a last axis or over rows that short): the entries of P + QD_U positions
+ *            expanded once per run into stack arrays, a chunk at offset o of the period reads
+ *            them from o on (short rows, several per vector, cost no more than long ones);
+ *   QD_WIN   rising entries (blocks of a short last axis, segments that do not fall on
+ *            chunks) whose pattern repeats within QD_WMAX chunks, no chunk spanning more than
+ *            QV_W entries: per chunk a window of QV_W consecutive entries, permuted per
+ *            vector by the pattern's index;
  *   QD_EXP   anything else: entries expanded per element, QD_EXPN at a time, into stack
  *            arrays.
  * Positions are absolute (j = pos + i); the state moves forward only, one chunk per call. */
@@ -20,10 +25,10 @@
 #define QSIMD_GENERIC_LAYOUT_H
 
 #define QD_U (4 * QV_W)
-#define QD_EXPN 256   /* elements per expansion (a multiple of every QD_U) */
+#define QD_EXPN 512   /* elements per expansion (a multiple of every QD_U) */
 
-enum { QD_UNI, QD_SEG, QD_KROW, QD_WIN, QD_EXP };
-#define QD_WMAX 32   /* vectors of the longest pattern QD_WIN keeps */
+enum { QD_UNI, QD_SEG, QD_KROW, QD_PER, QD_WIN, QD_EXP };
+#define QD_WMAX 32   /* chunks of the longest pattern QD_WIN keeps */
 /* parameter arrays a kernel reads: scale, reciprocal, integer zero point, float zero point */
 enum { QD_S = 1, QD_R = 2, QD_Z = 4, QD_F = 8 };
 
@@ -38,6 +43,7 @@ typedef struct qd_pv {
 typedef struct qd_src {
     int mode;
     int sega;                   /* SEG: every segment boundary of the body falls on a chunk */
+    int segok;                  /* SEG may take the run (WIN's fallback) */
     const float *s, *r, *f;
     const int32_t *z;
     size_t blk, row, erow, kdim, ebase;
@@ -47,16 +53,14 @@ typedef struct qd_src {
     vf cs, cr, cf;              /* SEG: the current entry, broadcast */
     vi cz;
     size_t xend, jend;          /* EXP: end of the expanded window, of the body */
-    /* WIN: vector wt of a pattern of wp, in its wcyc-th repetition (entries advancing by winc
-     * per repetition); wlast: the last entry the run uses; wloc: the window is wl (all the
-     * entries a run along a short last axis uses, copied) */
-    size_t wp, wt, wcyc, winc, wlast;
-    int wloc;
-    vf wls, wlr, wlf;
-    vi wlz;
+    /* WIN: chunk wt of a pattern of wp, whose windows start at base[wt] + wcb (wcb advancing
+     * by winc per repetition); wlast: the last entry the run uses (relative); chunks that
+     * start before wsafe have windows inside the arrays. PER: wp the period, wt the next
+     * chunk's offset in it, winc QD_U % wp. */
+    size_t wp, wt, wcb, winc, wlast, wsafe;
     union {
         struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; int32_t z[QD_EXPN]; } x;
-        struct { size_t base[QD_WMAX]; int32_t idx[QD_WMAX * QV_W]; } w;
+        struct { size_t base[QD_WMAX]; int32_t idx[QD_WMAX * QD_U + QV_W]; } w;
     } u;
 } qd_src;
 
@@ -110,6 +114,15 @@ QD_INLINE void qd_krow_next(qd_src *c)
     }
 }
 
+/* Entry e's parameters into slot k of the stack arrays. */
+QD_INLINE void qd_put(qd_src *c, size_t k, size_t e)
+{
+    c->u.x.s[k] = c->s[e];
+    c->u.x.r[k] = c->r ? c->r[e] : 1.0f;
+    c->u.x.f[k] = c->f ? c->f[e] : 0.0f;
+    c->u.x.z[k] = c->z ? c->z[e] : 0;
+}
+
 /* Entries of [c->j, c->j + QD_EXPN) into the stack arrays. */
 QD_NOINLINE void qd_exp_fill(qd_src *c)
 {
@@ -117,14 +130,28 @@ QD_NOINLINE void qd_exp_fill(qd_src *c)
     for (size_t i = 0; i < n; i += len) {
         size_t e = qk_entry(c->blk, c->j + i, c->row, c->erow, c->kdim, c->ebase, 0, &len);
         if (len > n - i) len = n - i;
-        for (size_t k = i; k < i + len; k++) {
-            c->u.x.s[k] = c->s[e];
-            c->u.x.r[k] = c->r ? c->r[e] : 1.0f;
-            c->u.x.f[k] = c->f ? c->f[e] : 0.0f;
-            c->u.x.z[k] = c->z ? c->z[e] : 0;
-        }
+        for (size_t k = i; k < i + len; k++) qd_put(c, k, e);
     }
     c->xend = c->j + QD_EXPN;
+}
+
+/* PER: the entries of offsets 0 .. P + QD_U - 1 of the period from the body's start j on
+ * (offsets the body does not reach take its first entry: the arrays may hold no other). */
+static int qd_per_init(qd_src *c, size_t j)
+{
+    size_t P = c->kdim > 1 ? c->kdim : c->row, len, e0, k;
+    if (P + QD_U > QD_EXPN) return 0;
+    e0 = qk_entry(c->blk, j, c->row, c->erow, c->kdim, c->ebase, 0, &len);
+    for (size_t t = 0; t < P; t++)
+        qd_put(c, (j + t) % P, j + t < c->jend ? qk_entry(c->blk, j + t, c->row, c->erow,
+                                                          c->kdim, c->ebase, 0, &len) : e0);
+    for (k = P; k < P + QD_U; k++) {
+        c->u.x.s[k] = c->u.x.s[k - P]; c->u.x.r[k] = c->u.x.r[k - P];
+        c->u.x.f[k] = c->u.x.f[k - P]; c->u.x.z[k] = c->u.x.z[k - P];
+    }
+    c->wp = P;
+    c->winc = QD_U % P;
+    return 1;
 }
 
 static size_t qd_lcm(size_t a, size_t b)
@@ -134,58 +161,49 @@ static size_t qd_lcm(size_t a, size_t b)
     return a / x * b;
 }
 
-/* QD_WIN's pattern from absolute position j on; 0 when the layout has none that fits. Entries
- * that rise along the run (blocks of a short last axis) are read as a window of QV_W from the
- * vector's first entry; a run whose entries repeat (per-axis along a short last axis, or over
- * a short axis) and number at most QV_W has them all in one vector (wloc). */
+/* WIN's pattern from absolute position j on; 0 when the layout has none that fits. Entries
+ * rise along the run (blocks of a short last axis or short blocks: entry (j / row) erow +
+ * (j % row) / blk) and are read as a window of QV_W from each chunk's first entry on. */
 static int qd_win_init(qd_src *c, size_t j)
 {
-    size_t per, len, e, n = 0, last, cnt = 0;
-    if (c->kdim > 1) {   /* a short last axis, every row with the same entries */
-        if (c->row || c->blk < (size_t)-1 / 2 || c->kdim >= QV_W) return 0;
-        cnt = c->kdim;
-    } else if (c->row && !c->erow) {   /* per-axis: (j % row) / blk repeats */
-        cnt = c->row / c->blk;
-        if (cnt > QV_W) return 0;
+    size_t per, len, e, e0, n = 0, eu, last;
+    if (c->kdim > 1 || (c->row && !c->erow)) return 0;
+    per = qd_lcm(c->row ? c->row : c->blk, QD_U);
+    if (per / QD_U > QD_WMAX) return 0;
+    c->winc = c->row ? per / c->row * c->erow : per / c->blk;
+    c->wp = per / QD_U;
+    c->wt = 0;
+    last = qk_entry(c->blk, c->jend - 1, c->row, c->erow, 1, 0, 0, &len);
+    if (last + 1 < c->ebase + QV_W) return 0;   /* fewer entries than a window: EXP */
+    c->wlast = last - c->ebase;
+    /* the first position whose chunk's window would pass wlast */
+    eu = last + 2 - QV_W;
+    c->wsafe = c->row ? eu / c->erow * c->row + eu % c->erow * c->blk : eu * c->blk;
+    int32_t *idx = c->u.w.idx;
+    e0 = e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
+    size_t send = j + len, rend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
+    while (n < per) {   /* the entries of the pattern's positions from j on, segment by segment */
+        int32_t v = (int32_t)(e - e0);
+        for (size_t k = n, end = send - j < per ? send - j : per; k < end; k += QV_W)
+            for (size_t l = 0; l < QV_W; l++) idx[k + l] = v;   /* (the next segment's lanes:
+                                                                   rewritten next) */
+        n = send - j;
+        if (send == rend) { e = rend / c->row * c->erow; rend += c->row; }
+        else e++;
+        send = send + c->blk < rend ? send + c->blk : rend;
     }
-    per = qd_lcm(cnt ? (c->kdim > 1 ? c->kdim : c->row) : c->row ? c->row : c->blk, QV_W);
-    if (per / QV_W > QD_WMAX) return 0;
-    c->winc = cnt ? 0 : c->row ? per / c->row * c->erow : per / c->blk;
-    c->wp = per / QV_W;
-    c->wt = c->wcyc = 0;
-    c->wloc = cnt > 0;
-    last = qk_entry(c->blk, c->jend - 1, c->row, c->erow, c->kdim, 0, 0, &len);
-    if (!cnt && last + 1 < c->ebase + QV_W) return 0;   /* fewer entries than a window: EXP */
-    c->wlast = last;
-    e = qk_entry(c->blk, j, c->row, c->erow, c->kdim, 0, 0, &len);
-    size_t emax = 0;   /* wloc: the largest entry of the run, the last the arrays hold */
-    for (size_t v = 0, b = 0; v < c->wp; v++) {
-        for (size_t l = 0; l < QV_W; l++, n++) {
-            if (c->kdim > 1) e = (j + n) % c->kdim;
-            else if (n && --len == 0) e = qk_entry(c->blk, j + n, c->row, c->erow, 1, 0, 0, &len);
-            if (l == 0) b = cnt ? 0 : e;   /* rising entries: from the first lane's on */
-            c->u.w.idx[v * QV_W + l] = (int32_t)(e - b);
-            if (j + n < c->jend && e > emax) emax = e;
-        }
-        c->u.w.base[v] = b;
-    }
-    if (cnt) {   /* entries 0 .. cnt - 1 in vectors (lanes past them: never picked) */
-        float ls[QV_W], lr[QV_W], lf[QV_W];
-        int32_t lz[QV_W];
-        for (size_t k = 0; k < QV_W; k++) {
-            size_t q = (k <= emax ? k : 0) - c->ebase;
-            ls[k] = c->s[q];
-            lr[k] = c->r ? c->r[q] : 1.0f;
-            lf[k] = c->f ? c->f[q] : 0.0f;
-            lz[k] = c->z ? c->z[q] : 0;
-        }
-        c->wls = qv_loadu_f(ls); c->wlr = qv_loadu_f(lr); c->wlf = qv_loadu_f(lf);
-        c->wlz = qv_loadu_i(lz);
+    c->wcb = e0 - c->ebase;
+    for (size_t t = 0; t < c->wp; t++) {   /* then relative to each chunk's first */
+        int32_t *ci = idx + t * QD_U, b = ci[0];
+        c->u.w.base[t] = (size_t)b;
+        if (ci[QD_U - 1] - b >= QV_W) return 0;   /* a chunk over more entries (they rise) */
+        for (size_t l = 0; l < QD_U; l++) ci[l] -= b;
     }
     return 1;
 }
 
-/* Moves to absolute position j (the mode stays). */
+/* Moves to absolute position j (the mode stays; WIN's pattern was built for the run's start:
+ * a later chunk, the body's last, is expanded). */
 static void qd_src_seek(qd_src *c, size_t j)
 {
     size_t len;
@@ -193,9 +211,12 @@ static void qd_src_seek(qd_src *c, size_t j)
     c->xend = j;   /* EXP: nothing expanded yet */
     if (c->mode == QD_KROW) {
         qd_krow_at(c, j / c->kdim * c->kdim);
+    } else if (c->mode == QD_PER) {
+        c->wt = j % c->wp;
     } else if (c->mode == QD_WIN) {
-        if (!qd_win_init(c, j)) c->mode = QD_EXP;
-    } else if (c->mode != QD_EXP) {
+        c->mode = QD_EXP;
+    }
+    if (c->mode == QD_UNI || c->mode == QD_SEG) {
         c->e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
         c->segend = j + len;
         c->rowend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
@@ -205,7 +226,9 @@ static void qd_src_seek(qd_src *c, size_t j)
     }
 }
 
-/* Starts at absolute position j for a body of m elements: picks the mode. */
+/* Starts at absolute position j for a body of m elements: picks the mode. Entries that repeat
+ * along short rows take PER; segments that do not fall on chunks and are shorter than a few
+ * chunks take WIN, else SEG when every segment fills a vector. */
 static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t kdim,
                         size_t ebase, size_t j, size_t m)
 {
@@ -217,14 +240,70 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
     c->ebase = ebase;
     c->jend = j + m;
     tail = row ? row % c->blk : 0;
-    if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_WIN;
-    else if (qk_entry(c->blk, j, row, erow, 1, 0, 0, &len), len >= m) c->mode = QD_UNI;
-    else if (c->blk >= QV_W && (tail == 0 || tail >= QV_W)) c->mode = QD_SEG;
-    else c->mode = QD_WIN;
+    c->segok = kdim <= 1 && c->blk >= QV_W && (tail == 0 || tail >= QV_W);
+    if (qk_entry(c->blk, j, row, erow, kdim, 0, 0, &len), kdim <= 1 && len >= m) c->mode = QD_UNI;
+    else if (((kdim > 1 && !row) || (kdim <= 1 && row && !erow && c->blk % QD_U)) &&
+             qd_per_init(c, j)) c->mode = QD_PER;
+    else if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
+    else if (c->segok && ((c->blk % QD_U == 0 && tail % QD_U == 0) || c->blk >= 4 * QD_U))
+        c->mode = QD_SEG;
+    else if (qd_win_init(c, j)) { c->mode = QD_WIN; c->j = j; return; }
+    else c->mode = c->segok ? QD_SEG : QD_EXP;
     qd_src_seek(c, j);
 }
+/* The parameter vectors of 4 consecutive vectors of entries (per element) from e on. */
+QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          size_t e, unsigned need)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        size_t o = e + (size_t)v * QV_W;
+        pv.s[v] = qv_loadu_f(sp + o);
+        pv.r[v] = need & QD_R ? qv_loadu_f(rp + o) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F && fp ? qv_loadu_f(fp + o) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z && zp ? qv_loadu_i(zp + o) : qv_set1_i(0);
+    }
+    return pv;
+}
 
-/* A chunk that crosses a segment or row boundary, or EXP: out of line, one copy for every
+/* WIN: the chunk's parameters, its window (with clamp, moved back to end by the run's last
+ * entry: the arrays end there) permuted per vector; then the pattern moves on. */
+QD_INLINE qd_pv qd_win_pv(qd_src *c, unsigned need, int clamp)
+{
+    qd_pv pv;
+    const int32_t *ip = c->u.w.idx + c->wt * QD_U;
+    size_t b = c->u.w.base[c->wt] + c->wcb;
+    vi sh = qv_set1_i(0);
+    if (clamp && b + QV_W - 1 > c->wlast) {
+        sh = qv_set1_i((int32_t)(b + QV_W - 1 - c->wlast));
+        b = c->wlast + 1 - QV_W;
+    }
+    if (++c->wt == c->wp) { c->wt = 0; c->wcb += c->winc; }
+    vf s = qv_loadu_f(c->s + b), r = need & QD_R && c->r ? qv_loadu_f(c->r + b) : qv_set1(1.0f);
+    vf f = need & QD_F && c->f ? qv_loadu_f(c->f + b) : qv_set1(0.0f);
+    vi z = need & QD_Z && c->z ? qv_loadu_i(c->z + b) : qv_set1_i(0);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        vi idx = qv_loadu_i(ip + v * QV_W);
+        if (clamp) idx = qv_add_i(idx, sh);
+        pv.s[v] = qv_perm_f(s, idx);
+        pv.r[v] = need & QD_R ? qv_perm_f(r, idx) : r;
+        pv.f[v] = need & QD_F ? qv_perm_f(f, idx) : f;
+        pv.z[v] = need & QD_Z ? qv_perm_i(z, idx) : z;
+    }
+    return pv;
+}
+
+/* PER: the chunk at offset wt of the period. */
+QD_INLINE qd_pv qd_per_pv(qd_src *c, unsigned need)
+{
+    size_t o = c->wt;
+    c->wt = o + c->winc < c->wp ? o + c->winc : o + c->winc - c->wp;
+    return qd_run_pv(c->u.x.s, c->u.x.r, c->u.x.f, c->u.x.z, o, need);
+}
+
+/* A chunk that crosses a segment or row boundary, PER, WIN, or EXP: out of line, one copy for every
  * table entry of the file. */
 QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
 {
@@ -269,48 +348,26 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
             if (n == QV_W && j + QV_W == c->kend) qd_krow_next(c);
         }
     } else if (c->mode == QD_WIN) {
-        QD_UNROLL
-        for (int v = 0; v < 4; v++) {
-            vi idx = qv_loadu_i(c->u.w.idx + c->wt * QV_W);
-            if (c->wloc) {
-                pv->s[v] = qv_perm_f(c->wls, idx); pv->r[v] = qv_perm_f(c->wlr, idx);
-                pv->f[v] = qv_perm_f(c->wlf, idx); pv->z[v] = qv_perm_i(c->wlz, idx);
-            } else {   /* the window ends by the run's last entry at the latest */
-                size_t b = c->u.w.base[c->wt] + c->wcyc * c->winc;
-                if (b + QV_W - 1 > c->wlast) {
-                    idx = qv_add_i(idx, qv_set1_i((int32_t)(b + QV_W - 1 - c->wlast)));
-                    b = c->wlast + 1 - QV_W;
-                }
-                b -= c->ebase;
-                pv->s[v] = qv_perm_f(qv_loadu_f(c->s + b), idx);
-                pv->r[v] = c->r ? qv_perm_f(qv_loadu_f(c->r + b), idx) : qv_set1(1.0f);
-                pv->f[v] = c->f ? qv_perm_f(qv_loadu_f(c->f + b), idx) : qv_set1(0.0f);
-                pv->z[v] = c->z ? qv_perm_i(qv_loadu_i(c->z + b), idx) : qv_set1_i(0);
-            }
-            if (++c->wt == c->wp) { c->wt = 0; c->wcyc++; }
-        }
+        *pv = qd_win_pv(c, QD_S | QD_R | QD_F | QD_Z, 1);
+    } else if (c->mode == QD_PER) {
+        *pv = qd_per_pv(c, QD_S | QD_R | QD_F | QD_Z);
     } else {
         if (j + QD_U > c->xend) {   /* EXP: chunks start on multiples of QD_U from the window */
             c->j = j;
             qd_exp_fill(c);
             c->j = j + QD_U;
         }
-        size_t o = QD_EXPN - (c->xend - j);
-        QD_UNROLL
-        for (int v = 0; v < 4; v++, o += QV_W) {
-            pv->s[v] = qv_loadu_f(c->u.x.s + o);
-            pv->r[v] = qv_loadu_f(c->u.x.r + o);
-            pv->f[v] = qv_loadu_f(c->u.x.f + o);
-            pv->z[v] = qv_loadu_i(c->u.x.z + o);
-        }
+        *pv = qd_run_pv(c->u.x.s, c->u.x.r, c->u.x.f, c->u.x.z, QD_EXPN - (c->xend - j),
+                        QD_S | QD_R | QD_F | QD_Z);
     }
 }
 
 /* The parameters of the chunk at c->j, then c->j moves past it. Inline: one entry for the
- * whole chunk, or a chunk inside one row of entries; the rest is qd_src_slow's. Returned by
+ * whole chunk, or a chunk inside one row of entries, and with fast (the table entries and
+ * layers that pay for the code, as for block runs) PER and WIN; the rest is qd_src_slow's. Returned by
  * value: a qd_pv whose address reached qd_src_slow would be reloaded from memory after
  * every store to y (a byte pointer may alias it). */
-QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need)
+QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need, int fast)
 {
     qd_pv pv;
     size_t j = c->j;
@@ -323,14 +380,11 @@ QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need)
             pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
         }
     } else if (c->mode == QD_KROW && j + QD_U < c->kend) {
-        size_t p = c->prow + (j - (c->kend - c->kdim));
-        QD_UNROLL
-        for (int v = 0; v < 4; v++, p += QV_W) {
-            pv.s[v] = qv_loadu_f(c->s + p);
-            pv.r[v] = need & QD_R ? qv_loadu_f(c->r + p) : qv_set1(1.0f);
-            pv.f[v] = need & QD_F && c->f ? qv_loadu_f(c->f + p) : qv_set1(0.0f);
-            pv.z[v] = need & QD_Z && c->z ? qv_loadu_i(c->z + p) : qv_set1_i(0);
-        }
+        pv = qd_run_pv(c->s, c->r, c->f, c->z, c->prow + (j - (c->kend - c->kdim)), need);
+    } else if (fast && c->mode == QD_PER) {
+        pv = qd_per_pv(c, need);
+    } else if (fast && c->mode == QD_WIN && j < c->wsafe) {
+        pv = qd_win_pv(c, need, 0);
     } else {
         qd_pv t;
         qd_src_slow(c, &t);
