@@ -106,6 +106,10 @@ MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
     return mv_i2f(mv_or(mv_f2i(mag), sgn));
 }
 
+/* Whether x goes to bfloat16 precision first: to_bfp / prime with the settings read per
+ * vector (R < 0; the kind of rounding mode 0 is built for no conversion). */
+#define MV_TB(K, R, c) ((K) >= MV_BFP && (R) < 0 && (c)->to_bfloat)
+
 /* The ranges of a block's largest exponent field the vector forms cover. */
 MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
 {
@@ -264,7 +268,7 @@ MV_INLINE void mv_tstore(float *p, mvf v, size_t k)
 MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t st, size_t k,
                       int keep, const qk_mxbfp *c)
 {
-    int tb = K >= MV_BFP && c->to_bfloat;   /* to_bfp: x at bfloat16 precision throughout */
+    int tb = MV_TB(K, R, c);   /* to_bfp: x at bfloat16 precision throughout */
     mvf stash[MV_STASH];
     mvi A = mv_u(0u), A2 = mv_u(0u);   /* max |x|, two chains over alternate rows */
     mv_par p;
@@ -381,7 +385,7 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
                         const qk_mxbfp *c)
 {
     size_t nv = n / MV_W, k = n % MV_W, j;
-    int tb = K >= MV_BFP && c->to_bfloat, direct = 1;
+    int tb = MV_TB(K, R, c), direct = 1;
     mvi A = mv_u(0u);
     mvf part = mv_setf(0.0f), pin = part;
     for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_load(x + j * MV_W, tb)));
@@ -434,80 +438,144 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
     return 1;
 }
 
-/* `count` blocks of n <= MV_W elements at x + i st, i < count, in memory order (nothing past
- * `end` is touched), MV_W at a time: loaded as MV_W rows of one vector (the lanes past a
- * block's end masked out), their maxima from one reduction (mv_reduce), then each quantized
- * and stored with its lanes past the end written back as they were loaded. Those lanes reach
- * only blocks stored later (the callers keep that order), which leaves every element right;
- * in place they are unchanged. Groups out of range and the last count % MV_W blocks (of the
- * call) go to the scalar kernel. */
-MV_INLINE void mv_family(int K, int R, const float *x, float *y, size_t count, size_t st,
-                         size_t n, const float *end, const qk_mxbfp *cp)
+/* Blocks of at most MV_GMAX vectors go MV_W at a time through one reduction. */
+#define MV_GMAX 4
+
+/* `count` blocks of n <= MV_GMAX MV_W elements at x + i st, i < count, in memory order
+ * (nothing past `end` is touched), MV_W at a time: each block's G = ceil(n / MV_W) vectors
+ * (the lanes of the last one past the block's end masked out) reduced to one vector of
+ * maxima, the MV_W blocks' maxima then from one reduction (mv_reduce); each block then
+ * quantized from x again (L1) and stored, the lanes of its last vector past its end written
+ * back as they were loaded. Those lanes reach only blocks stored later (the callers keep that
+ * order), which leaves every element right; in place they are unchanged. Groups out of range
+ * go to the scalar kernel. Returns the blocks done (a multiple of MV_W): the caller does the
+ * others (the last count % MV_W, and those whose group would read past `end`). */
+MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count, size_t st,
+                           size_t n, const float *end, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
-    int tb = K >= MV_BFP && c->to_bfloat;
-    mvi am = mv_first(mv_u(MV_ABS), n);
-    mvm fm = mv_firstm(n);
-    size_t i = 0;
-    for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + MV_W);
+    int tb = MV_TB(K, R, c);
+    size_t last = (n - 1) / MV_W * MV_W, kl = n - last, i = 0;   /* the last vector: kl lanes */
+    mvi am = mv_first(mv_u(MV_ABS), kl);
+    mvm fm = mv_firstm(kl);
+#if defined(MV_PERM)
+    /* Blocks that follow each other and end inside vectors (or are at most one): the MV_W
+     * blocks of a group fill n vectors, lane l of vector v belonging to block (v MV_W + l) / n;
+     * each vector takes its lanes' exponents from the group's by a permutation, no blend */
+    uint32_t pidx[MV_GMAX * MV_W * MV_W];
+    int perm = K != MV_PRIME && st == n && (n <= MV_W || n % MV_W);
+    if (perm)
+        for (size_t l = 0; l < n * MV_W; l++) pidx[l] = (uint32_t)(l / n);
+#endif
+    for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + last + MV_W);
          i += MV_W) {
         const float *xg = x + i * st;
         float *yg = y + i * st;
-        mvf v[MV_W];
         mvi f[MV_W];
         uint32_t mx[MV_W];
         mv_par p;
+        /* the last vectors first (masked), then the others: a loop over the vectors around
+         * one over the blocks keeps the maxima in registers (an array of its own: f's
+         * address is taken) */
+        mvi acc[MV_W];
         MV_UNROLL
-        for (int j = 0; j < MV_W; j++) {
-            v[j] = mv_ldf(xg + j * st);
-            f[j] = mv_and(mv_f2i(tb ? mv_bfloat(v[j]) : v[j]), am);
+        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_load(xg + j * st + last, tb)), am);
+        for (size_t g = 0; g < last; g += MV_W) {
+            MV_UNROLL
+            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_load(xg + j * st + g, tb)));
         }
+        MV_UNROLL
+        for (int j = 0; j < MV_W; j++) f[j] = acc[j];
         mvi all = mv_exp_of(mv_reduce(f));
         if (!mv_in_range(K, all, c)) {   /* NaN / inf or extreme values: rare */
             for (int j = 0; j < MV_W; j++) qk_mxbfp_scalar(xg + j * st, yg + j * st, 1, n, 1, cp);
             continue;
         }
+#if defined(MV_PERM)
+        if (perm) {
+            for (size_t v = 0; v < n; v++) {
+                mvi M = MV_PERM(all, mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W))));
+                mv_params(K, R, M, c, &p);
+                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_load(xg + v * MV_W, tb), &p, c));
+            }
+            continue;
+        }
+#endif
         mv_sti(mx, all);
         for (int j = 0; j < MV_W; j++) {
+            const float *xj = xg + j * st;
+            float *yj = yg + j * st;
             mvi M = mv_u(mx[j]);
-            mvf in = tb ? mv_bfloat(v[j]) : v[j];
+            if (K != MV_PRIME) mv_params(K, R, M, c, &p);
+            /* the whole vectors: unrolled for up to MV_GMAX - 1 of them */
+#define MV_FV(g)                                                                           \
+    do {                                                                                   \
+        mvf in = mv_load(xj + (g) * MV_W, tb);                                             \
+        if (K == MV_PRIME)                                                                 \
+            mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
+        mv_stf(yj + (g) * MV_W, mv_apply(K, R, in, &p, c));                                \
+    } while (0)
+            switch (last / MV_W) {
+            case 3: MV_FV(2); /* fall through */
+            case 2: MV_FV(1); /* fall through */
+            case 1: MV_FV(0); /* fall through */
+            default: break;
+            }
+#undef MV_FV
+            mvf v = mv_ldf(xj + last), in = tb ? mv_bfloat(v) : v;
             if (K == MV_PRIME)
                 mv_prime_params(M, mv_segmax(mv_and(mv_and(mv_f2i(in), am), mv_u(MV_EXP)),
                                              c->sub_block), c, &p);
-            else mv_params(K, R, M, c, &p);
-            mv_stf(yg + j * st, mv_self(fm, mv_apply(K, R, in, &p, c), v[j]));
+            mv_stf(yj + last, mv_self(fm, mv_apply(K, R, in, &p, c), v));
         }
     }
-    for (; i < count; i++) qk_mxbfp_scalar(x + i * st, y + i * st, 1, n, 1, cp);
+    return i;
 }
 
-typedef void (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
-                             const float *end, const qk_mxbfp *c);
+typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
+                               const float *end, const qk_mxbfp *c);
 
 /* outer rows of len elements, blocks of c->block from each row's start. Blocks of at most
- * MV_W elements that follow each other (or rows of blocks of MV_W and one shorter last
- * block) go in groups (`family`), others one at a time. */
-MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float *y,
-                       size_t outer, size_t len, const qk_mxbfp *cp)
+ * MV_GMAX vectors that follow each other (or rows of such blocks of whole vectors and one
+ * shorter last block) go in groups (`family`), others one at a time. */
+typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
+                          const qk_mxbfp *c);
+
+MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const float *x,
+                       float *y, size_t outer, size_t len, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
     const float *end = x + outer * len;
     size_t bs = c->block, most = bs < len ? bs : len, rem = len % bs;
-    if (most <= MV_W && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
-        family(x, y, outer * (len / most), most, most, end, cp);
+    (void)R;
+    /* to_bfp_prime's sub-blocks of more than a vector only one block at a time */
+    int fam = most <= MV_GMAX * MV_W && (K != MV_PRIME || most <= MV_W || c->sub_block <= MV_W);
+#if defined(MV_ROWS128)
+    /* the layer's own form for four blocks of 32 at a time */
+    if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len >= 128) fam = 0;
+#endif
+#define MV_ONE(xb, yb, n) one(xb, yb, n, end, cp)
+    if (fam && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
+        size_t count = outer * (len / most), i = family(x, y, count, most, most, end, cp);
+        for (; i < count; i++) MV_ONE(x + i * most, y + i * most, most);
         return;
     }
-    if (bs == MV_W) {
+    if (fam && bs % MV_W == 0) {
         /* rows of whole vectors and one short block: per MV_W rows, the short blocks first
-         * (their overlap reaches the next row's first block), then each column of blocks */
+         * (their overlap reaches the next row's first block), then each column of blocks;
+         * whatever a group leaves (its reads would pass `end`) one at a time, in that order */
         size_t o = 0;
         for (; o + MV_W <= outer; o += MV_W) {
             const float *xo = x + o * len;
             float *yo = y + o * len;
-            family(xo + len - rem, yo + len - rem, MV_W, len, rem, end, cp);
-            for (size_t r = 0; r + bs <= len; r += bs) family(xo + r, yo + r, MV_W, len, bs, end, cp);
+            size_t i = family(xo + len - rem, yo + len - rem, MV_W, len, rem, end, cp);
+            for (; i < MV_W; i++) MV_ONE(xo + i * len + len - rem, yo + i * len + len - rem, rem);
+            for (size_t r = 0; r + bs <= len; r += bs) {
+                i = family(xo + r, yo + r, MV_W, len, bs, end, cp);
+                for (; i < MV_W; i++) MV_ONE(xo + i * len + r, yo + i * len + r, bs);
+            }
         }
         x += o * len, y += o * len, outer -= o;
     }
@@ -515,15 +583,15 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float 
         for (size_t r = 0; r < len; r += bs) {
             size_t n = len - r < bs ? len - r : bs;
 #if defined(MV_ROWS128)
-            /* the layer's own form for four blocks of 32 at a time */
             if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len - r >= 128 &&
                 MV_ROWS128(x + r, y + r, K == MV_I8, cp)) {
                 r += 96;
                 continue;
             }
 #endif
-            if (!mv_rblock(K, R, x + r, y + r, n, end, c)) qk_mxbfp_scalar(x + r, y + r, 1, n, 1, cp);
+            MV_ONE(x + r, y + r, n);
         }
+#undef MV_ONE
 }
 
 /* ------------------------------------------------------------------ entry points */
@@ -541,15 +609,20 @@ static int mv_prime_rows_ok(const qk_mxbfp *c)
 typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                           const qk_mxbfp *c);
 #define MV_RUN(K, R, N)                                                                  \
-    static void mv_family_##N(const float *x, float *y, size_t count, size_t st, size_t n, \
-                              const float *end, const qk_mxbfp *c)                       \
+    static size_t mv_family_##N(const float *x, float *y, size_t count, size_t st,        \
+                                size_t n, const float *end, const qk_mxbfp *c)           \
     {                                                                                    \
-        mv_family(K, R, x, y, count, st, n, end, c);                                     \
+        return mv_family(K, R, x, y, count, st, n, end, c);                              \
+    }                                                                                    \
+    static void mv_one_##N(const float *x, float *y, size_t n, const float *end,          \
+                           const qk_mxbfp *c)                                            \
+    {                                                                                    \
+        if (!mv_rblock(K, R, x, y, n, end, c)) qk_mxbfp_scalar(x, y, 1, n, 1, c);        \
     }                                                                                    \
     static void mv_run_##N(const float *x, float *y, size_t outer, size_t len,            \
                            size_t inner, const qk_mxbfp *c)                              \
     {                                                                                    \
-        if (inner == 1) mv_rows(K, R, mv_family_##N, x, y, outer, len, c);               \
+        if (inner == 1) mv_rows(K, R, mv_family_##N, mv_one_##N, x, y, outer, len, c);   \
         else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
     }
 /* The kinds compiled: rounding mode 0 of int8 and to_bfp (Quark's default) and mode 2 of
