@@ -249,77 +249,63 @@ static int mv_keep(size_t inner, size_t n)
     return sets * 4 < n;
 }
 
-/* A row's vector of a tile: k == MV_W whole, else its first k lanes (the others 0). */
-MV_INLINE mvf mv_tload(const float *p, size_t k, int tb)
-{
-    mvf v = k == MV_W ? mv_ldf(p) : mv_ldpart(p, k);
-    return tb ? mv_bfloat(v) : v;
-}
-
-MV_INLINE void mv_tstore(float *p, mvf v, size_t k)
-{
-    if (k == MV_W) mv_stf(p, v);
-    else mv_stpart(p, v, k);
-}
-
-/* One tile: n rows of one vector (its first k lanes: a whole one when k == MV_W, a constant
- * where it is inlined) at x, row stride st. Returns 0, writing nothing, when some lane's block
- * is out of range. */
-MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t st, size_t k,
+/* One tile: n rows of W (1 or 2, a constant) vectors of columns at x, row stride st. The
+ * block maxima a lane-wise max over the rows, then the rows quantized, read again from x or,
+ * when `keep`, from a copy made in the first pass. Two vectors (a cache line on AVX2) touch
+ * each line of a row once per pass: tiles of one vector would read and write every line
+ * twice, in two tiles between which the other rows may have evicted it. Returns 0, writing
+ * nothing, when some lane's block is out of range. */
+MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, size_t st,
                       int keep, const qk_mxbfp *c)
 {
     int tb = MV_TB(K, R, c);   /* to_bfp: x at bfloat16 precision throughout */
-    mvf stash[MV_STASH];
-    mvi A = mv_u(0u), A2 = mv_u(0u);   /* max |x|, two chains over alternate rows */
-    mv_par p;
-    size_t r = 0;
-    if (keep) {   /* the rows kept for the second pass */
-        for (; r + 2 <= n; r += 2) {
-            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
-            stash[r] = v0, stash[r + 1] = v1;
-            A = mv_maxu(A, mv_abs(v0));
-            A2 = mv_maxu(A2, mv_abs(v1));
-        }
+    mvf stash[2 * MV_STASH];
+    mvi A[2] = {mv_u(0u), mv_u(0u)};
+    mv_par p[2];
+    const float *src = keep ? (const float *)(const void *)stash : x;
+    size_t sst = keep ? (size_t)W * MV_W : st, r;
+    if (keep) {
+        for (r = 0; r < n; r++)
+            MV_UNROLL
+            for (int w = 0; w < W; w++) {
+                mvf v = mv_ldf(x + r * st + w * MV_W);
+                stash[r * W + w] = v;
+                A[w] = mv_maxu(A[w], mv_abs(tb ? mv_bfloat(v) : v));
+            }
     } else {
-        for (; r + 2 <= n; r += 2) {
-            A = mv_maxu(A, mv_abs(mv_tload(x + r * st, k, tb)));
-            A2 = mv_maxu(A2, mv_abs(mv_tload(x + (r + 1) * st, k, tb)));
-        }
+        for (r = 0; r < n; r++)
+            MV_UNROLL
+            for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_load(x + r * st + w * MV_W, tb)));
     }
-    if (r < n) {
-        mvf v0 = mv_tload(x + r * st, k, tb);
-        if (keep) stash[r] = v0;
-        A = mv_maxu(A, mv_abs(v0));
+    MV_UNROLL
+    for (int w = 0; w < W; w++) {
+        A[w] = mv_exp_of(A[w]);
+        if (!mv_in_range(K, A[w], c)) return 0;
     }
-    mvi M = mv_exp_of(mv_maxu(A, A2));
-    if (k < MV_W) M = mv_sel(mv_firstm(k), M, mv_u(MV_F(127)));   /* lanes past the row */
-    if (!mv_in_range(K, M, c)) return 0;
-#define MV_ROW(r) (keep ? stash[r] : mv_tload(x + (r) * st, k, tb))
+#define MV_ROW(r, w) mv_load(src + (r) * sst + (w) * MV_W, tb)
     if (K == MV_PRIME) {
         size_t ks = c->sub_block;
         for (size_t j = 0; j < n; j += ks) {
             size_t kk = n - j < ks ? n - j : ks;
-            mvi ms = mv_u(0u);
-            for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r)), mv_u(MV_EXP)));
-            mv_prime_params(M, ms, c, &p);
-            for (r = j; r < j + kk; r++) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+            MV_UNROLL
+            for (int w = 0; w < W; w++) {
+                mvi ms = mv_u(0u);
+                for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r, w)), mv_u(MV_EXP)));
+                mv_prime_params(A[w], ms, c, &p[w]);
+            }
+            for (r = j; r < j + kk; r++)
+                MV_UNROLL
+                for (int w = 0; w < W; w++)
+                    mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
         }
         return 1;
     }
-    mv_params(K, R, M, c, &p);
-    if (keep) {
-        for (r = 0; r + 2 <= n; r += 2) {
-            mv_tstore(y + r * st, mv_apply(K, R, stash[r], &p, c), k);
-            mv_tstore(y + (r + 1) * st, mv_apply(K, R, stash[r + 1], &p, c), k);
-        }
-    } else {
-        for (r = 0; r + 2 <= n; r += 2) {
-            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
-            mv_tstore(y + r * st, mv_apply(K, R, v0, &p, c), k);
-            mv_tstore(y + (r + 1) * st, mv_apply(K, R, v1, &p, c), k);
-        }
-    }
-    if (r < n) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+    MV_UNROLL
+    for (int w = 0; w < W; w++) mv_params(K, R, A[w], c, &p[w]);
+    for (r = 0; r < n; r++)
+        MV_UNROLL
+        for (int w = 0; w < W; w++)
+            mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
 #undef MV_ROW
     return 1;
 }
@@ -351,7 +337,11 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 qk_mxbfp_scalar_cols(xb, yb, n, inner, 0, inner, cp);
                 continue;
             }
-            for (size_t col = 0; col < inner; col += MV_W) {
+            size_t col = 0;
+            for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
+                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
+                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, 2 * MV_W, cp);
+            for (; col < inner; col += MV_W) {
                 /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
                  * the padding lanes are blocks of their own) */
                 size_t k = inner - col, st = inner;
@@ -367,7 +357,7 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                     xs = ys = buf;
                     st = MV_W;
                 }
-                if (!mv_tile(K, R, xs, ys, n, st, MV_W, keep && k >= MV_W, c)) {
+                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, c)) {
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
                 } else if (k < MV_W) {
                     for (size_t i = 0; i < n; i++)
