@@ -74,6 +74,7 @@ MV_INLINE mvm mv_firstm(size_t k) { return _mm256_loadu_si256((const __m256i *)(
 MV_INLINE mvi mv_reduce(const mvi *f)
 {
     mvi a[4];
+    MV_UNROLL
     for (int i = 0; i < 4; i++)
         a[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(f[2 * i], f[2 * i + 1]),
                                 _mm256_unpackhi_epi32(f[2 * i], f[2 * i + 1]));

@@ -24,7 +24,8 @@
  * then follows the same few operations. The other blocks (NaN / inf, or only tiny or huge
  * values) go to the scalar kernel. Kinds: int8 with rounding mode 0 (one fused rounding),
  * int8 with modes 1 and 2, the float element types, to_bfp, to_bfp_prime (the last two with
- * the rounding mode and the bfloat16 conversion decided per vector). Each out-of-line
+ * the rounding mode decided per vector; a bfloat16 conversion is a pass of its own first).
+ * Each out-of-line
  * function works on its own copy of the parameters (qk_mxbfp), which stores through y cannot
  * alias, so that their constants stay in registers. */
 #include <stddef.h>
@@ -42,7 +43,7 @@ enum { MV_I8, MV_FL, MV_BFP, MV_PRIME };
 
 /* A block's (or a lane's) parameters; what each field holds depends on the kind. */
 typedef struct {
-    mvf a, b, c, d, g;
+    mvf a, b, c;
     mvi e, f;
 } mv_par;
 
@@ -57,11 +58,6 @@ MV_INLINE mvf mv_bfloat(mvf x)
     return mv_i2f(mv_sel(mv_gts(mv_and(u, mv_u(MV_ABS)), mv_u(MV_EXP)), u, r));
 }
 
-MV_INLINE mvf mv_load(const float *p, int tb)
-{
-    mvf v = mv_ldf(p);
-    return tb ? mv_bfloat(v) : v;
-}
 
 /* |x| as bits: their max over a block gives its largest exponent field (and whether all is
  * zero) */
@@ -106,10 +102,6 @@ MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
     return mv_i2f(mv_or(mv_f2i(mag), sgn));
 }
 
-/* Whether x goes to bfloat16 precision first: to_bfp / prime with the settings read per
- * vector (R < 0; the kind of rounding mode 0 is built for no conversion). */
-#define MV_TB(K, R, c) ((K) >= MV_BFP && (R) < 0 && (c)->to_bfloat)
-
 /* The ranges of a block's largest exponent field the vector forms cover. */
 MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
 {
@@ -146,11 +138,9 @@ MV_INLINE void mv_params(int K, int R, mvi M, const qk_mxbfp *c, mv_par *p)
         p->f = mv_add(M, mv_u(mv_bits(c->max_norm) - MV_F(127 + c->emax)));
         p->a = mv_i2f(mv_u(MV_F(150 - c->mbits)));   /* 2^(23 - mbits) */
         return;
-    default:   /* MV_BFP: v = m - 126 - mbits: 1 / scale, scale, max_v = scale (2^mbits - 1) */
+    default:   /* MV_BFP: v = m - 126 - mbits: 1 / scale, scale */
         p->a = mv_i2f(mv_sub(mv_u(MV_F(253 + c->mbits)), M));
         p->c = mv_i2f(mv_sub(M, mv_u(MV_F(c->mbits - 1))));
-        p->d = mv_mulf(p->c, mv_setf((float)((1u << c->mbits) - 1u)));
-        p->g = mv_i2f(mv_xor(mv_f2i(p->d), mv_u(MV_SIGN)));
         return;
     }
 }
@@ -198,7 +188,10 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
         } else {
             q = mv_round(mv_mulf(x, p->a), R, c);
         }
-        return mv_maxf(mv_minf(mv_mulf(q, p->c), p->d), p->g);
+        /* q scale clamped to +-max_v = +-scale (2^mbits - 1) is q clamped to +-(2^mbits - 1),
+         * then times the scale: a product with a power of two, exact here (also for +-0) */
+        float qm = (float)((1u << c->mbits) - 1u);
+        return mv_mulf(mv_maxf(mv_minf(q, mv_setf(qm)), mv_setf(-qm)), p->c);
     }
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
@@ -258,7 +251,6 @@ static int mv_keep(size_t inner, size_t n)
 MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, size_t st,
                       int keep, const qk_mxbfp *c)
 {
-    int tb = MV_TB(K, R, c);   /* to_bfp: x at bfloat16 precision throughout */
     mvf stash[2 * MV_STASH];
     mvi A[2] = {mv_u(0u), mv_u(0u)};
     mv_par p[2];
@@ -270,19 +262,19 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
             for (int w = 0; w < W; w++) {
                 mvf v = mv_ldf(x + r * st + w * MV_W);
                 stash[r * W + w] = v;
-                A[w] = mv_maxu(A[w], mv_abs(tb ? mv_bfloat(v) : v));
+                A[w] = mv_maxu(A[w], mv_abs(v));
             }
     } else {
         for (r = 0; r < n; r++)
             MV_UNROLL
-            for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_load(x + r * st + w * MV_W, tb)));
+            for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_ldf(x + r * st + w * MV_W)));
     }
     MV_UNROLL
     for (int w = 0; w < W; w++) {
         A[w] = mv_exp_of(A[w]);
         if (!mv_in_range(K, A[w], c)) return 0;
     }
-#define MV_ROW(r, w) mv_load(src + (r) * sst + (w) * MV_W, tb)
+#define MV_ROW(r, w) mv_ldf(src + (r) * sst + (w) * MV_W)
     if (K == MV_PRIME) {
         size_t ks = c->sub_block;
         for (size_t j = 0; j < n; j += ks) {
@@ -375,16 +367,16 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
                         const qk_mxbfp *c)
 {
     size_t nv = n / MV_W, k = n % MV_W, j;
-    int tb = MV_TB(K, R, c), direct = 1;
+    int direct = 1;
     mvi A = mv_u(0u);
     mvf part = mv_setf(0.0f), pin = part;
-    for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_load(x + j * MV_W, tb)));
+    for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_ldf(x + j * MV_W)));
     if (k) {
         /* a whole vector where it stays inside this call's data (its other lanes are written
          * back as they were), else only the k lanes */
         direct = end - (x + nv * MV_W) >= (ptrdiff_t)MV_W;
         part = direct ? mv_ldf(x + nv * MV_W) : mv_ldpart(x + nv * MV_W, k);
-        pin = tb ? mv_bfloat(part) : part;
+        pin = part;
         A = mv_maxu(A, mv_first(mv_abs(pin), k));
     }
     mvi M = mv_exp_of(mv_hmaxu(A));
@@ -396,7 +388,7 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
         size_t ks = c->sub_block;
         if (ks < MV_W) {   /* sub-blocks inside vectors */
             for (j = 0; j < nv; j++) {
-                mvf v = mv_load(x + j * MV_W, tb);
+                mvf v = mv_ldf(x + j * MV_W);
                 mv_prime_params(M, mv_segmax(mv_and(mv_f2i(v), mv_u(MV_EXP)), ks), c, &p);
                 mv_stf(y + j * MV_W, mv_apply(K, R, v, &p, c));
             }
@@ -407,11 +399,11 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
                 size_t e = j + g < nv ? j + g : nv, i;
                 mvi ms = mv_u(0u);
                 for (i = j; i < e; i++)
-                    ms = mv_maxu(ms, mv_and(mv_f2i(mv_load(x + i * MV_W, tb)), mv_u(MV_EXP)));
+                    ms = mv_maxu(ms, mv_and(mv_f2i(mv_ldf(x + i * MV_W)), mv_u(MV_EXP)));
                 if (k && nv < j + g) ms = mv_maxu(ms, mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k));
                 mv_prime_params(M, mv_hmaxu(ms), c, &p);
                 for (i = j; i < e; i++)
-                    mv_stf(y + i * MV_W, mv_apply(K, R, mv_load(x + i * MV_W, tb), &p, c));
+                    mv_stf(y + i * MV_W, mv_apply(K, R, mv_ldf(x + i * MV_W), &p, c));
             }
             if (k && nv % g == 0)
                 mv_prime_params(M, mv_hmaxu(mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k)), c, &p);
@@ -419,7 +411,7 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
     } else {
         mv_params(K, R, M, c, &p);
         for (j = 0; j < nv; j++)
-            mv_stf(y + j * MV_W, mv_apply(K, R, mv_load(x + j * MV_W, tb), &p, c));
+            mv_stf(y + j * MV_W, mv_apply(K, R, mv_ldf(x + j * MV_W), &p, c));
     }
     if (!k) return 1;
     r = mv_apply(K, R, pin, &p, c);
@@ -445,7 +437,6 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
-    int tb = MV_TB(K, R, c);
     size_t last = (n - 1) / MV_W * MV_W, kl = n - last, i = 0;   /* the last vector: kl lanes */
     mvi am = mv_first(mv_u(MV_ABS), kl);
     mvm fm = mv_firstm(kl);
@@ -470,10 +461,10 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
          * address is taken) */
         mvi acc[MV_W];
         MV_UNROLL
-        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_load(xg + j * st + last, tb)), am);
+        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(xg + j * st + last)), am);
         for (size_t g = 0; g < last; g += MV_W) {
             MV_UNROLL
-            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_load(xg + j * st + g, tb)));
+            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(xg + j * st + g)));
         }
         MV_UNROLL
         for (int j = 0; j < MV_W; j++) f[j] = acc[j];
@@ -487,7 +478,7 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
             for (size_t v = 0; v < n; v++) {
                 mvi M = MV_PERM(all, mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W))));
                 mv_params(K, R, M, c, &p);
-                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_load(xg + v * MV_W, tb), &p, c));
+                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_ldf(xg + v * MV_W), &p, c));
             }
             continue;
         }
@@ -501,7 +492,7 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
             /* the whole vectors: unrolled for up to MV_GMAX - 1 of them */
 #define MV_FV(g)                                                                           \
     do {                                                                                   \
-        mvf in = mv_load(xj + (g) * MV_W, tb);                                             \
+        mvf in = mv_ldf(xj + (g) * MV_W);                                             \
         if (K == MV_PRIME)                                                                 \
             mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
         mv_stf(yj + (g) * MV_W, mv_apply(K, R, in, &p, c));                                \
@@ -513,7 +504,7 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
             default: break;
             }
 #undef MV_FV
-            mvf v = mv_ldf(xj + last), in = tb ? mv_bfloat(v) : v;
+            mvf v = mv_ldf(xj + last), in = v;
             if (K == MV_PRIME)
                 mv_prime_params(M, mv_segmax(mv_and(mv_and(mv_f2i(in), am), mv_u(MV_EXP)),
                                              c->sub_block), c, &p);
@@ -615,24 +606,42 @@ typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, si
         if (inner == 1) mv_rows(K, R, mv_family_##N, mv_one_##N, x, y, outer, len, c);   \
         else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
     }
-/* The kinds compiled: rounding mode 0 of int8 and to_bfp (Quark's default) and mode 2 of
- * int8 fixed at compile time, the rest of int8 / to_bfp and to_bfp_prime with the mode and
- * the bfloat16 conversion read per vector. A layer may define MV_FALLBACK (a kernel of
- * another instruction set this CPU also runs) to compile only the first three. */
+/* The kinds compiled: rounding modes 0, 2 and 1 of int8 and 0 of to_bfp (Quark's default)
+ * fixed at compile time, the other modes of to_bfp and to_bfp_prime with the mode read per
+ * vector. A layer may define MV_FALLBACK (a kernel of another instruction set this CPU also
+ * runs) to compile only the first four. */
 MV_RUN(MV_I8, 0, i8r0)       /* int8, rounding mode 0 */
 MV_RUN(MV_I8, 2, i8r2)       /* int8, rounding mode 2 */
 MV_RUN(MV_FL, 0, fl)         /* the float element types */
-MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0, no bfloat16 conversion */
+MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0 */
 #if !defined(MV_FALLBACK)
-MV_RUN(MV_I8, -1, i8)        /* int8, rounding mode 1 */
+MV_RUN(MV_I8, 1, i8)         /* int8, rounding mode 1 */
 MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
 MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
 #endif
+
+/* x at bfloat16 precision into y, n elements */
+static void mv_to_bfloat(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + MV_W <= n; i += MV_W) mv_stf(y + i, mv_bfloat(mv_ldf(x + i)));
+    if (i < n) mv_stpart(y + i, mv_bfloat(mv_ldpart(x + i, n - i)), n - i);
+}
 
 void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
               const qk_mxbfp *c)
 {
     mv_run_fn run = NULL;
+    qk_mxbfp cc;
+    if (c->method >= QK_BFP && c->to_bfloat) {
+        /* every rule reads x only through its bfloat16 value: convert first, then quantize
+         * that in place, so that no kind carries the conversion */
+        mv_to_bfloat(x, y, outer * len * inner);
+        cc = *c;
+        cc.to_bfloat = 0;
+        c = &cc;
+        x = y;
+    }
     switch (c->method) {
     case QK_MX_FLOAT: run = mv_run_fl; break;
     case QK_MX_INT8:
