@@ -102,6 +102,21 @@ MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
     return mv_i2f(mv_or(mv_f2i(mag), sgn));
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define MV_NOINLINE static __attribute__((noinline, unused))
+#elif defined(_MSC_VER)
+#define MV_NOINLINE static __declspec(noinline)
+#else
+#define MV_NOINLINE static
+#endif
+
+/* to_bfp_prime's magnitudes t rounded by modes 1 and 2 (mode 0 is inline): a call, so that
+ * the compiler cannot compute every mode for each vector and select (it did) */
+MV_NOINLINE mvf mv_prime_round(mvf t, mvi sgn, int mode)
+{
+    return mode == 2 ? mv_rne(t) : mv_half_up(t, sgn);
+}
+
 /* The ranges of a block's largest exponent field the vector forms cover. */
 MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
 {
@@ -198,17 +213,12 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
          * nb is |x| / q rounded (|x| / q = man 2^-nb, exact), at most 2^mbits - 1, times q;
          * subnormals flushed to zero; the sign put back. Ties: mode 0 up, 2 to even, 1 up
          * for positive x and down for negative. */
-        mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN));
-        mvi a = mv_sel(mv_eq(mv_and(u, mv_u(MV_EXP)), mv_u(0u)), mv_u(0u), mv_and(u, mv_u(MV_ABS)));
+        mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN)), a = mv_and(u, mv_u(MV_ABS));
+        a = mv_sel(mv_gts(a, mv_u(0x007fffffu)), a, mv_u(0u));   /* zero and subnormals: +0 */
         mvf t = mv_mulf(mv_i2f(a), p->a), r;
         int mode = R < 0 ? c->rounding : R;
-        if (mode == 0) {
-            r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
-        } else if (mode == 2) {
-            r = mv_rne(t);
-        } else {
-            r = mv_half_up(t, sgn);
-        }
+        if (mode == 0) r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
+        else r = mv_prime_round(t, sgn, mode);
         r = mv_minf(r, mv_setf((float)((1u << c->mbits) - 1u)));
         return mv_i2f(mv_or(mv_f2i(mv_mulf(r, p->b)), sgn));
     }
