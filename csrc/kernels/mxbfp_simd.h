@@ -102,6 +102,16 @@ MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
     return mv_i2f(mv_or(mv_f2i(mag), sgn));
 }
 
+/* A row's line MV_PF tiles ahead, asked for while a tile reads its rows: the rows of a
+ * tile are as many streams as it has rows, more than the hardware prefetchers follow.
+ * (Only a hint: the address may lie past the data.) */
+#define MV_PF 2
+#if defined(__GNUC__) || defined(__clang__)
+#define MV_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MV_PREFETCH(p) ((void)0)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define MV_NOINLINE static __attribute__((noinline, unused))
 #elif defined(_MSC_VER)
@@ -267,17 +277,21 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
     const float *src = keep ? (const float *)(const void *)stash : x;
     size_t sst = keep ? (size_t)W * MV_W : st, r;
     if (keep) {
-        for (r = 0; r < n; r++)
+        for (r = 0; r < n; r++) {
+            MV_PREFETCH(x + r * st + MV_PF * W * MV_W);
             MV_UNROLL
             for (int w = 0; w < W; w++) {
                 mvf v = mv_ldf(x + r * st + w * MV_W);
                 stash[r * W + w] = v;
                 A[w] = mv_maxu(A[w], mv_abs(v));
             }
+        }
     } else {
-        for (r = 0; r < n; r++)
+        for (r = 0; r < n; r++) {
+            MV_PREFETCH(x + r * st + MV_PF * W * MV_W);
             MV_UNROLL
             for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_ldf(x + r * st + w * MV_W)));
+        }
     }
     MV_UNROLL
     for (int w = 0; w < W; w++) {
@@ -354,13 +368,26 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                         qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
                         break;
                     }
-                    for (size_t i = 0; i < n; i++)
-                        for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    if (inner >= MV_W) {   /* the row's last vector, the lanes before col 1.0 */
+                        for (size_t i = 0; i < n; i++)
+                            mv_stf(buf + i * MV_W, mv_self(mv_firstm(MV_W - k), mv_setf(1.0f),
+                                                           mv_ldf(xb + inner - MV_W + i * inner)));
+                    } else {
+                        for (size_t i = 0; i < n; i++)
+                            for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    }
                     xs = ys = buf;
                     st = MV_W;
                 }
                 if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, c)) {
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
+                } else if (k < MV_W && inner >= MV_W) {
+                    /* back into the row's last vector, its lanes before col as they are in y
+                     * (final: written by the tiles before) */
+                    for (size_t i = 0; i < n; i++) {
+                        float *yr = yb + inner - MV_W + i * inner;
+                        mv_stf(yr, mv_self(mv_firstm(MV_W - k), mv_ldf(yr), mv_ldf(buf + i * MV_W)));
+                    }
                 } else if (k < MV_W) {
                     for (size_t i = 0; i < n; i++)
                         for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
