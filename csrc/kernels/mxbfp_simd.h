@@ -354,9 +354,11 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 continue;
             }
             size_t col = 0;
+#if !defined(MV_TILE1)
             for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
                 if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, 2 * MV_W, cp);
+#endif
             for (; col < inner; col += MV_W) {
                 /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
                  * the padding lanes are blocks of their own) */
@@ -457,8 +459,11 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
     return 1;
 }
 
-/* Blocks of at most MV_GMAX vectors go MV_W at a time through one reduction. */
+/* Blocks of at most MV_GMAX vectors go MV_W at a time through one reduction (a layer may
+ * set 1: blocks of one vector only, less code). */
+#if !defined(MV_GMAX)
 #define MV_GMAX 4
+#endif
 
 /* `count` blocks of n <= MV_GMAX MV_W elements at x + i st, i < count, in memory order
  * (nothing past `end` is touched), MV_W at a time: each block's G = ceil(n / MV_W) vectors
@@ -499,10 +504,12 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
         mvi acc[MV_W];
         MV_UNROLL
         for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(xg + j * st + last)), am);
+#if MV_GMAX > 1
         for (size_t g = 0; g < last; g += MV_W) {
             MV_UNROLL
             for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(xg + j * st + g)));
         }
+#endif
         MV_UNROLL
         for (int j = 0; j < MV_W; j++) f[j] = acc[j];
         mvi all = mv_exp_of(mv_reduce(f));
@@ -534,12 +541,14 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
             mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
         mv_stf(yj + (g) * MV_W, mv_apply(K, R, in, &p, c));                                \
     } while (0)
+#if MV_GMAX > 1
             switch (last / MV_W) {
             case 3: MV_FV(2); /* fall through */
             case 2: MV_FV(1); /* fall through */
             case 1: MV_FV(0); /* fall through */
             default: break;
             }
+#endif
 #undef MV_FV
             mvf v = mv_ldf(xj + last), in = v;
             if (K == MV_PRIME)
