@@ -74,6 +74,7 @@ MV_INLINE mvm mv_firstm(size_t k) { return _mm256_loadu_si256((const __m256i *)(
 MV_INLINE mvi mv_reduce(const mvi *f)
 {
     mvi a[4];
+    MV_UNROLL
     for (int i = 0; i < 4; i++)
         a[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(f[2 * i], f[2 * i + 1]),
                                 _mm256_unpackhi_epi32(f[2 * i], f[2 * i + 1]));
@@ -82,6 +83,8 @@ MV_INLINE mvi mv_reduce(const mvi *f)
     return _mm256_max_epu32(_mm256_permute2x128_si256(b0, b1, 0x20),
                             _mm256_permute2x128_si256(b0, b1, 0x31));
 }
+/* lane l: lane idx[l] of v (the exponents of a group's blocks to each vector's lanes) */
+#define MV_PERM(v, idx) _mm256_permutevar8x32_epi32(v, idx)
 MV_INLINE mvi mv_first(mvi v, size_t k) { return _mm256_and_si256(v, mv_firstm(k)); }
 MV_INLINE mvf mv_ldpart(const float *p, size_t k) { return _mm256_maskload_ps(p, mv_firstm(k)); }
 /* the first k < 8 lanes, in pieces of 4, 2 and 1 (a masked store is slow on AMD cores) */

@@ -92,6 +92,10 @@ MV_INLINE mvi mv_reduce(const mvi *f)
     return vpmaxq_u32(vpmaxq_u32(f[0], f[1]), vpmaxq_u32(f[2], f[3]));
 }
 
+/* the wheel's size: blocks along rows of one vector at most in groups, tiles of one vector
+ * of columns (a line is four vectors here) */
+#define MV_GMAX 1
+#define MV_TILE1 1
 #define MXB_NAME qk_mxbfp_neon
 #define MXB_SCALES qk_mxscales_neon
 #include "mxbfp_simd.h"

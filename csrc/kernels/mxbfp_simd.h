@@ -24,7 +24,8 @@
  * then follows the same few operations. The other blocks (NaN / inf, or only tiny or huge
  * values) go to the scalar kernel. Kinds: int8 with rounding mode 0 (one fused rounding),
  * int8 with modes 1 and 2, the float element types, to_bfp, to_bfp_prime (the last two with
- * the rounding mode and the bfloat16 conversion decided per vector). Each out-of-line
+ * the rounding mode decided per vector; a bfloat16 conversion is a pass of its own first).
+ * Each out-of-line
  * function works on its own copy of the parameters (qk_mxbfp), which stores through y cannot
  * alias, so that their constants stay in registers. */
 #include <stddef.h>
@@ -42,7 +43,7 @@ enum { MV_I8, MV_FL, MV_BFP, MV_PRIME };
 
 /* A block's (or a lane's) parameters; what each field holds depends on the kind. */
 typedef struct {
-    mvf a, b, c, d, g;
+    mvf a, b, c;
     mvi e, f;
 } mv_par;
 
@@ -57,11 +58,6 @@ MV_INLINE mvf mv_bfloat(mvf x)
     return mv_i2f(mv_sel(mv_gts(mv_and(u, mv_u(MV_ABS)), mv_u(MV_EXP)), u, r));
 }
 
-MV_INLINE mvf mv_load(const float *p, int tb)
-{
-    mvf v = mv_ldf(p);
-    return tb ? mv_bfloat(v) : v;
-}
 
 /* |x| as bits: their max over a block gives its largest exponent field (and whether all is
  * zero) */
@@ -106,6 +102,31 @@ MV_INLINE mvf mv_round(mvf t, int R, const qk_mxbfp *c)
     return mv_i2f(mv_or(mv_f2i(mag), sgn));
 }
 
+/* A row's line MV_PF tiles ahead, asked for while a tile reads its rows: the rows of a
+ * tile are as many streams as it has rows, more than the hardware prefetchers follow.
+ * (Only a hint: the address may lie past the data.) */
+#define MV_PF 2
+#if defined(__GNUC__) || defined(__clang__)
+#define MV_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MV_PREFETCH(p) ((void)0)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MV_NOINLINE static __attribute__((noinline, unused))
+#elif defined(_MSC_VER)
+#define MV_NOINLINE static __declspec(noinline)
+#else
+#define MV_NOINLINE static
+#endif
+
+/* to_bfp_prime's magnitudes t rounded by modes 1 and 2 (mode 0 is inline): a call, so that
+ * the compiler cannot compute every mode for each vector and select (it did) */
+MV_NOINLINE mvf mv_prime_round(mvf t, mvi sgn, int mode)
+{
+    return mode == 2 ? mv_rne(t) : mv_half_up(t, sgn);
+}
+
 /* The ranges of a block's largest exponent field the vector forms cover. */
 MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
 {
@@ -142,11 +163,9 @@ MV_INLINE void mv_params(int K, int R, mvi M, const qk_mxbfp *c, mv_par *p)
         p->f = mv_add(M, mv_u(mv_bits(c->max_norm) - MV_F(127 + c->emax)));
         p->a = mv_i2f(mv_u(MV_F(150 - c->mbits)));   /* 2^(23 - mbits) */
         return;
-    default:   /* MV_BFP: v = m - 126 - mbits: 1 / scale, scale, max_v = scale (2^mbits - 1) */
+    default:   /* MV_BFP: v = m - 126 - mbits: 1 / scale, scale */
         p->a = mv_i2f(mv_sub(mv_u(MV_F(253 + c->mbits)), M));
         p->c = mv_i2f(mv_sub(M, mv_u(MV_F(c->mbits - 1))));
-        p->d = mv_mulf(p->c, mv_setf((float)((1u << c->mbits) - 1u)));
-        p->g = mv_i2f(mv_xor(mv_f2i(p->d), mv_u(MV_SIGN)));
         return;
     }
 }
@@ -194,24 +213,22 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
         } else {
             q = mv_round(mv_mulf(x, p->a), R, c);
         }
-        return mv_maxf(mv_minf(mv_mulf(q, p->c), p->d), p->g);
+        /* q scale clamped to +-max_v = +-scale (2^mbits - 1) is q clamped to +-(2^mbits - 1),
+         * then times the scale: a product with a power of two, exact here (also for +-0) */
+        float qm = (float)((1u << c->mbits) - 1u);
+        return mv_mulf(mv_maxf(mv_minf(q, mv_setf(qm)), mv_setf(-qm)), p->c);
     }
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
          * nb is |x| / q rounded (|x| / q = man 2^-nb, exact), at most 2^mbits - 1, times q;
          * subnormals flushed to zero; the sign put back. Ties: mode 0 up, 2 to even, 1 up
          * for positive x and down for negative. */
-        mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN));
-        mvi a = mv_sel(mv_eq(mv_and(u, mv_u(MV_EXP)), mv_u(0u)), mv_u(0u), mv_and(u, mv_u(MV_ABS)));
+        mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN)), a = mv_and(u, mv_u(MV_ABS));
+        a = mv_sel(mv_gts(a, mv_u(0x007fffffu)), a, mv_u(0u));   /* zero and subnormals: +0 */
         mvf t = mv_mulf(mv_i2f(a), p->a), r;
         int mode = R < 0 ? c->rounding : R;
-        if (mode == 0) {
-            r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
-        } else if (mode == 2) {
-            r = mv_rne(t);
-        } else {
-            r = mv_half_up(t, sgn);
-        }
+        if (mode == 0) r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
+        else r = mv_prime_round(t, sgn, mode);
         r = mv_minf(r, mv_setf((float)((1u << c->mbits) - 1u)));
         return mv_i2f(mv_or(mv_f2i(mv_mulf(r, p->b)), sgn));
     }
@@ -245,77 +262,66 @@ static int mv_keep(size_t inner, size_t n)
     return sets * 4 < n;
 }
 
-/* A row's vector of a tile: k == MV_W whole, else its first k lanes (the others 0). */
-MV_INLINE mvf mv_tload(const float *p, size_t k, int tb)
-{
-    mvf v = k == MV_W ? mv_ldf(p) : mv_ldpart(p, k);
-    return tb ? mv_bfloat(v) : v;
-}
-
-MV_INLINE void mv_tstore(float *p, mvf v, size_t k)
-{
-    if (k == MV_W) mv_stf(p, v);
-    else mv_stpart(p, v, k);
-}
-
-/* One tile: n rows of one vector (its first k lanes: a whole one when k == MV_W, a constant
- * where it is inlined) at x, row stride st. Returns 0, writing nothing, when some lane's block
- * is out of range. */
-MV_INLINE int mv_tile(int K, int R, const float *x, float *y, size_t n, size_t st, size_t k,
+/* One tile: n rows of W (1 or 2, a constant) vectors of columns at x, row stride st. The
+ * block maxima a lane-wise max over the rows, then the rows quantized, read again from x or,
+ * when `keep`, from a copy made in the first pass. Two vectors (a cache line on AVX2) touch
+ * each line of a row once per pass: tiles of one vector would read and write every line
+ * twice, in two tiles between which the other rows may have evicted it. Returns 0, writing
+ * nothing, when some lane's block is out of range. */
+MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, size_t st,
                       int keep, const qk_mxbfp *c)
 {
-    int tb = K >= MV_BFP && c->to_bfloat;   /* to_bfp: x at bfloat16 precision throughout */
-    mvf stash[MV_STASH];
-    mvi A = mv_u(0u), A2 = mv_u(0u);   /* max |x|, two chains over alternate rows */
-    mv_par p;
-    size_t r = 0;
-    if (keep) {   /* the rows kept for the second pass */
-        for (; r + 2 <= n; r += 2) {
-            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
-            stash[r] = v0, stash[r + 1] = v1;
-            A = mv_maxu(A, mv_abs(v0));
-            A2 = mv_maxu(A2, mv_abs(v1));
+    mvf stash[2 * MV_STASH];
+    mvi A[2] = {mv_u(0u), mv_u(0u)};
+    mv_par p[2];
+    const float *src = keep ? (const float *)(const void *)stash : x;
+    size_t sst = keep ? (size_t)W * MV_W : st, r;
+    if (keep) {
+        for (r = 0; r < n; r++) {
+            MV_PREFETCH(x + r * st + MV_PF * W * MV_W);
+            MV_UNROLL
+            for (int w = 0; w < W; w++) {
+                mvf v = mv_ldf(x + r * st + w * MV_W);
+                stash[r * W + w] = v;
+                A[w] = mv_maxu(A[w], mv_abs(v));
+            }
         }
     } else {
-        for (; r + 2 <= n; r += 2) {
-            A = mv_maxu(A, mv_abs(mv_tload(x + r * st, k, tb)));
-            A2 = mv_maxu(A2, mv_abs(mv_tload(x + (r + 1) * st, k, tb)));
+        for (r = 0; r < n; r++) {
+            MV_PREFETCH(x + r * st + MV_PF * W * MV_W);
+            MV_UNROLL
+            for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_ldf(x + r * st + w * MV_W)));
         }
     }
-    if (r < n) {
-        mvf v0 = mv_tload(x + r * st, k, tb);
-        if (keep) stash[r] = v0;
-        A = mv_maxu(A, mv_abs(v0));
+    MV_UNROLL
+    for (int w = 0; w < W; w++) {
+        A[w] = mv_exp_of(A[w]);
+        if (!mv_in_range(K, A[w], c)) return 0;
     }
-    mvi M = mv_exp_of(mv_maxu(A, A2));
-    if (k < MV_W) M = mv_sel(mv_firstm(k), M, mv_u(MV_F(127)));   /* lanes past the row */
-    if (!mv_in_range(K, M, c)) return 0;
-#define MV_ROW(r) (keep ? stash[r] : mv_tload(x + (r) * st, k, tb))
+#define MV_ROW(r, w) mv_ldf(src + (r) * sst + (w) * MV_W)
     if (K == MV_PRIME) {
         size_t ks = c->sub_block;
         for (size_t j = 0; j < n; j += ks) {
             size_t kk = n - j < ks ? n - j : ks;
-            mvi ms = mv_u(0u);
-            for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r)), mv_u(MV_EXP)));
-            mv_prime_params(M, ms, c, &p);
-            for (r = j; r < j + kk; r++) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+            MV_UNROLL
+            for (int w = 0; w < W; w++) {
+                mvi ms = mv_u(0u);
+                for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r, w)), mv_u(MV_EXP)));
+                mv_prime_params(A[w], ms, c, &p[w]);
+            }
+            for (r = j; r < j + kk; r++)
+                MV_UNROLL
+                for (int w = 0; w < W; w++)
+                    mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
         }
         return 1;
     }
-    mv_params(K, R, M, c, &p);
-    if (keep) {
-        for (r = 0; r + 2 <= n; r += 2) {
-            mv_tstore(y + r * st, mv_apply(K, R, stash[r], &p, c), k);
-            mv_tstore(y + (r + 1) * st, mv_apply(K, R, stash[r + 1], &p, c), k);
-        }
-    } else {
-        for (r = 0; r + 2 <= n; r += 2) {
-            mvf v0 = mv_tload(x + r * st, k, tb), v1 = mv_tload(x + (r + 1) * st, k, tb);
-            mv_tstore(y + r * st, mv_apply(K, R, v0, &p, c), k);
-            mv_tstore(y + (r + 1) * st, mv_apply(K, R, v1, &p, c), k);
-        }
-    }
-    if (r < n) mv_tstore(y + r * st, mv_apply(K, R, MV_ROW(r), &p, c), k);
+    MV_UNROLL
+    for (int w = 0; w < W; w++) mv_params(K, R, A[w], c, &p[w]);
+    for (r = 0; r < n; r++)
+        MV_UNROLL
+        for (int w = 0; w < W; w++)
+            mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
 #undef MV_ROW
     return 1;
 }
@@ -347,7 +353,13 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 qk_mxbfp_scalar_cols(xb, yb, n, inner, 0, inner, cp);
                 continue;
             }
-            for (size_t col = 0; col < inner; col += MV_W) {
+            size_t col = 0;
+#if !defined(MV_TILE1)
+            for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
+                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
+                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, 2 * MV_W, cp);
+#endif
+            for (; col < inner; col += MV_W) {
                 /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
                  * the padding lanes are blocks of their own) */
                 size_t k = inner - col, st = inner;
@@ -358,13 +370,26 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                         qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
                         break;
                     }
-                    for (size_t i = 0; i < n; i++)
-                        for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    if (inner >= MV_W) {   /* the row's last vector, the lanes before col 1.0 */
+                        for (size_t i = 0; i < n; i++)
+                            mv_stf(buf + i * MV_W, mv_self(mv_firstm(MV_W - k), mv_setf(1.0f),
+                                                           mv_ldf(xb + inner - MV_W + i * inner)));
+                    } else {
+                        for (size_t i = 0; i < n; i++)
+                            for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
+                    }
                     xs = ys = buf;
                     st = MV_W;
                 }
-                if (!mv_tile(K, R, xs, ys, n, st, MV_W, keep && k >= MV_W, c)) {
+                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, c)) {
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
+                } else if (k < MV_W && inner >= MV_W) {
+                    /* back into the row's last vector, its lanes before col as they are in y
+                     * (final: written by the tiles before) */
+                    for (size_t i = 0; i < n; i++) {
+                        float *yr = yb + inner - MV_W + i * inner;
+                        mv_stf(yr, mv_self(mv_firstm(MV_W - k), mv_ldf(yr), mv_ldf(buf + i * MV_W)));
+                    }
                 } else if (k < MV_W) {
                     for (size_t i = 0; i < n; i++)
                         for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
@@ -381,16 +406,16 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
                         const qk_mxbfp *c)
 {
     size_t nv = n / MV_W, k = n % MV_W, j;
-    int tb = K >= MV_BFP && c->to_bfloat, direct = 1;
+    int direct = 1;
     mvi A = mv_u(0u);
     mvf part = mv_setf(0.0f), pin = part;
-    for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_load(x + j * MV_W, tb)));
+    for (j = 0; j < nv; j++) A = mv_maxu(A, mv_abs(mv_ldf(x + j * MV_W)));
     if (k) {
         /* a whole vector where it stays inside this call's data (its other lanes are written
          * back as they were), else only the k lanes */
         direct = end - (x + nv * MV_W) >= (ptrdiff_t)MV_W;
         part = direct ? mv_ldf(x + nv * MV_W) : mv_ldpart(x + nv * MV_W, k);
-        pin = tb ? mv_bfloat(part) : part;
+        pin = part;
         A = mv_maxu(A, mv_first(mv_abs(pin), k));
     }
     mvi M = mv_exp_of(mv_hmaxu(A));
@@ -402,7 +427,7 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
         size_t ks = c->sub_block;
         if (ks < MV_W) {   /* sub-blocks inside vectors */
             for (j = 0; j < nv; j++) {
-                mvf v = mv_load(x + j * MV_W, tb);
+                mvf v = mv_ldf(x + j * MV_W);
                 mv_prime_params(M, mv_segmax(mv_and(mv_f2i(v), mv_u(MV_EXP)), ks), c, &p);
                 mv_stf(y + j * MV_W, mv_apply(K, R, v, &p, c));
             }
@@ -413,11 +438,11 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
                 size_t e = j + g < nv ? j + g : nv, i;
                 mvi ms = mv_u(0u);
                 for (i = j; i < e; i++)
-                    ms = mv_maxu(ms, mv_and(mv_f2i(mv_load(x + i * MV_W, tb)), mv_u(MV_EXP)));
+                    ms = mv_maxu(ms, mv_and(mv_f2i(mv_ldf(x + i * MV_W)), mv_u(MV_EXP)));
                 if (k && nv < j + g) ms = mv_maxu(ms, mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k));
                 mv_prime_params(M, mv_hmaxu(ms), c, &p);
                 for (i = j; i < e; i++)
-                    mv_stf(y + i * MV_W, mv_apply(K, R, mv_load(x + i * MV_W, tb), &p, c));
+                    mv_stf(y + i * MV_W, mv_apply(K, R, mv_ldf(x + i * MV_W), &p, c));
             }
             if (k && nv % g == 0)
                 mv_prime_params(M, mv_hmaxu(mv_first(mv_and(mv_f2i(pin), mv_u(MV_EXP)), k)), c, &p);
@@ -425,7 +450,7 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
     } else {
         mv_params(K, R, M, c, &p);
         for (j = 0; j < nv; j++)
-            mv_stf(y + j * MV_W, mv_apply(K, R, mv_load(x + j * MV_W, tb), &p, c));
+            mv_stf(y + j * MV_W, mv_apply(K, R, mv_ldf(x + j * MV_W), &p, c));
     }
     if (!k) return 1;
     r = mv_apply(K, R, pin, &p, c);
@@ -434,80 +459,150 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
     return 1;
 }
 
-/* `count` blocks of n <= MV_W elements at x + i st, i < count, in memory order (nothing past
- * `end` is touched), MV_W at a time: loaded as MV_W rows of one vector (the lanes past a
- * block's end masked out), their maxima from one reduction (mv_reduce), then each quantized
- * and stored with its lanes past the end written back as they were loaded. Those lanes reach
- * only blocks stored later (the callers keep that order), which leaves every element right;
- * in place they are unchanged. Groups out of range and the last count % MV_W blocks (of the
- * call) go to the scalar kernel. */
-MV_INLINE void mv_family(int K, int R, const float *x, float *y, size_t count, size_t st,
-                         size_t n, const float *end, const qk_mxbfp *cp)
+/* Blocks of at most MV_GMAX vectors go MV_W at a time through one reduction (a layer may
+ * set 1: blocks of one vector only, less code). */
+#if !defined(MV_GMAX)
+#define MV_GMAX 4
+#endif
+
+/* `count` blocks of n <= MV_GMAX MV_W elements at x + i st, i < count, in memory order
+ * (nothing past `end` is touched), MV_W at a time: each block's G = ceil(n / MV_W) vectors
+ * (the lanes of the last one past the block's end masked out) reduced to one vector of
+ * maxima, the MV_W blocks' maxima then from one reduction (mv_reduce); each block then
+ * quantized from x again (L1) and stored, the lanes of its last vector past its end written
+ * back as they were loaded. Those lanes reach only blocks stored later (the callers keep that
+ * order), which leaves every element right; in place they are unchanged. Groups out of range
+ * go to the scalar kernel. Returns the blocks done (a multiple of MV_W): the caller does the
+ * others (the last count % MV_W, and those whose group would read past `end`). */
+MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count, size_t st,
+                           size_t n, const float *end, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
-    int tb = K >= MV_BFP && c->to_bfloat;
-    mvi am = mv_first(mv_u(MV_ABS), n);
-    mvm fm = mv_firstm(n);
-    size_t i = 0;
-    for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + MV_W);
+    size_t last = (n - 1) / MV_W * MV_W, kl = n - last, i = 0;   /* the last vector: kl lanes */
+    mvi am = mv_first(mv_u(MV_ABS), kl);
+    mvm fm = mv_firstm(kl);
+#if defined(MV_PERM)
+    /* Blocks that follow each other and end inside vectors (or are at most one): the MV_W
+     * blocks of a group fill n vectors, lane l of vector v belonging to block (v MV_W + l) / n;
+     * each vector takes its lanes' exponents from the group's by a permutation, no blend */
+    uint32_t pidx[MV_GMAX * MV_W * MV_W];
+    int perm = K != MV_PRIME && st == n && (n <= MV_W || n % MV_W);
+    if (perm)
+        for (size_t l = 0; l < n * MV_W; l++) pidx[l] = (uint32_t)(l / n);
+#endif
+    for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + last + MV_W);
          i += MV_W) {
         const float *xg = x + i * st;
         float *yg = y + i * st;
-        mvf v[MV_W];
         mvi f[MV_W];
         uint32_t mx[MV_W];
         mv_par p;
+        /* the last vectors first (masked), then the others: a loop over the vectors around
+         * one over the blocks keeps the maxima in registers (an array of its own: f's
+         * address is taken) */
+        mvi acc[MV_W];
         MV_UNROLL
-        for (int j = 0; j < MV_W; j++) {
-            v[j] = mv_ldf(xg + j * st);
-            f[j] = mv_and(mv_f2i(tb ? mv_bfloat(v[j]) : v[j]), am);
+        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(xg + j * st + last)), am);
+#if MV_GMAX > 1
+        for (size_t g = 0; g < last; g += MV_W) {
+            MV_UNROLL
+            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(xg + j * st + g)));
         }
+#endif
+        MV_UNROLL
+        for (int j = 0; j < MV_W; j++) f[j] = acc[j];
         mvi all = mv_exp_of(mv_reduce(f));
         if (!mv_in_range(K, all, c)) {   /* NaN / inf or extreme values: rare */
             for (int j = 0; j < MV_W; j++) qk_mxbfp_scalar(xg + j * st, yg + j * st, 1, n, 1, cp);
             continue;
         }
+#if defined(MV_PERM)
+        if (perm) {
+            for (size_t v = 0; v < n; v++) {
+                mvi M = MV_PERM(all, mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W))));
+                mv_params(K, R, M, c, &p);
+                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_ldf(xg + v * MV_W), &p, c));
+            }
+            continue;
+        }
+#endif
         mv_sti(mx, all);
         for (int j = 0; j < MV_W; j++) {
+            const float *xj = xg + j * st;
+            float *yj = yg + j * st;
             mvi M = mv_u(mx[j]);
-            mvf in = tb ? mv_bfloat(v[j]) : v[j];
+            if (K != MV_PRIME) mv_params(K, R, M, c, &p);
+            /* the whole vectors: unrolled for up to MV_GMAX - 1 of them */
+#define MV_FV(g)                                                                           \
+    do {                                                                                   \
+        mvf in = mv_ldf(xj + (g) * MV_W);                                             \
+        if (K == MV_PRIME)                                                                 \
+            mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
+        mv_stf(yj + (g) * MV_W, mv_apply(K, R, in, &p, c));                                \
+    } while (0)
+#if MV_GMAX > 1
+            switch (last / MV_W) {
+            case 3: MV_FV(2); /* fall through */
+            case 2: MV_FV(1); /* fall through */
+            case 1: MV_FV(0); /* fall through */
+            default: break;
+            }
+#endif
+#undef MV_FV
+            mvf v = mv_ldf(xj + last), in = v;
             if (K == MV_PRIME)
                 mv_prime_params(M, mv_segmax(mv_and(mv_and(mv_f2i(in), am), mv_u(MV_EXP)),
                                              c->sub_block), c, &p);
-            else mv_params(K, R, M, c, &p);
-            mv_stf(yg + j * st, mv_self(fm, mv_apply(K, R, in, &p, c), v[j]));
+            mv_stf(yj + last, mv_self(fm, mv_apply(K, R, in, &p, c), v));
         }
     }
-    for (; i < count; i++) qk_mxbfp_scalar(x + i * st, y + i * st, 1, n, 1, cp);
+    return i;
 }
 
-typedef void (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
-                             const float *end, const qk_mxbfp *c);
+typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
+                               const float *end, const qk_mxbfp *c);
 
 /* outer rows of len elements, blocks of c->block from each row's start. Blocks of at most
- * MV_W elements that follow each other (or rows of blocks of MV_W and one shorter last
- * block) go in groups (`family`), others one at a time. */
-MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float *y,
-                       size_t outer, size_t len, const qk_mxbfp *cp)
+ * MV_GMAX vectors that follow each other (or rows of such blocks of whole vectors and one
+ * shorter last block) go in groups (`family`), others one at a time. */
+typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
+                          const qk_mxbfp *c);
+
+MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const float *x,
+                       float *y, size_t outer, size_t len, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
     const float *end = x + outer * len;
     size_t bs = c->block, most = bs < len ? bs : len, rem = len % bs;
-    if (most <= MV_W && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
-        family(x, y, outer * (len / most), most, most, end, cp);
+    (void)R;
+    /* to_bfp_prime's sub-blocks of more than a vector only one block at a time */
+    int fam = most <= MV_GMAX * MV_W && (K != MV_PRIME || most <= MV_W || c->sub_block <= MV_W);
+#if defined(MV_ROWS128)
+    /* the layer's own form for four blocks of 32 at a time */
+    if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len >= 128) fam = 0;
+#endif
+#define MV_ONE(xb, yb, n) one(xb, yb, n, end, cp)
+    if (fam && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
+        size_t count = outer * (len / most), i = family(x, y, count, most, most, end, cp);
+        for (; i < count; i++) MV_ONE(x + i * most, y + i * most, most);
         return;
     }
-    if (bs == MV_W) {
+    if (fam && bs % MV_W == 0) {
         /* rows of whole vectors and one short block: per MV_W rows, the short blocks first
-         * (their overlap reaches the next row's first block), then each column of blocks */
+         * (their overlap reaches the next row's first block), then each column of blocks;
+         * whatever a group leaves (its reads would pass `end`) one at a time, in that order */
         size_t o = 0;
         for (; o + MV_W <= outer; o += MV_W) {
             const float *xo = x + o * len;
             float *yo = y + o * len;
-            family(xo + len - rem, yo + len - rem, MV_W, len, rem, end, cp);
-            for (size_t r = 0; r + bs <= len; r += bs) family(xo + r, yo + r, MV_W, len, bs, end, cp);
+            size_t i = family(xo + len - rem, yo + len - rem, MV_W, len, rem, end, cp);
+            for (; i < MV_W; i++) MV_ONE(xo + i * len + len - rem, yo + i * len + len - rem, rem);
+            for (size_t r = 0; r + bs <= len; r += bs) {
+                i = family(xo + r, yo + r, MV_W, len, bs, end, cp);
+                for (; i < MV_W; i++) MV_ONE(xo + i * len + r, yo + i * len + r, bs);
+            }
         }
         x += o * len, y += o * len, outer -= o;
     }
@@ -515,15 +610,15 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, const float *x, float 
         for (size_t r = 0; r < len; r += bs) {
             size_t n = len - r < bs ? len - r : bs;
 #if defined(MV_ROWS128)
-            /* the layer's own form for four blocks of 32 at a time */
             if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len - r >= 128 &&
                 MV_ROWS128(x + r, y + r, K == MV_I8, cp)) {
                 r += 96;
                 continue;
             }
 #endif
-            if (!mv_rblock(K, R, x + r, y + r, n, end, c)) qk_mxbfp_scalar(x + r, y + r, 1, n, 1, cp);
+            MV_ONE(x + r, y + r, n);
         }
+#undef MV_ONE
 }
 
 /* ------------------------------------------------------------------ entry points */
@@ -541,35 +636,58 @@ static int mv_prime_rows_ok(const qk_mxbfp *c)
 typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                           const qk_mxbfp *c);
 #define MV_RUN(K, R, N)                                                                  \
-    static void mv_family_##N(const float *x, float *y, size_t count, size_t st, size_t n, \
-                              const float *end, const qk_mxbfp *c)                       \
+    static size_t mv_family_##N(const float *x, float *y, size_t count, size_t st,        \
+                                size_t n, const float *end, const qk_mxbfp *c)           \
     {                                                                                    \
-        mv_family(K, R, x, y, count, st, n, end, c);                                     \
+        return mv_family(K, R, x, y, count, st, n, end, c);                              \
+    }                                                                                    \
+    static void mv_one_##N(const float *x, float *y, size_t n, const float *end,          \
+                           const qk_mxbfp *c)                                            \
+    {                                                                                    \
+        if (!mv_rblock(K, R, x, y, n, end, c)) qk_mxbfp_scalar(x, y, 1, n, 1, c);        \
     }                                                                                    \
     static void mv_run_##N(const float *x, float *y, size_t outer, size_t len,            \
                            size_t inner, const qk_mxbfp *c)                              \
     {                                                                                    \
-        if (inner == 1) mv_rows(K, R, mv_family_##N, x, y, outer, len, c);               \
+        if (inner == 1) mv_rows(K, R, mv_family_##N, mv_one_##N, x, y, outer, len, c);   \
         else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
     }
-/* The kinds compiled: rounding mode 0 of int8 and to_bfp (Quark's default) and mode 2 of
- * int8 fixed at compile time, the rest of int8 / to_bfp and to_bfp_prime with the mode and
- * the bfloat16 conversion read per vector. A layer may define MV_FALLBACK (a kernel of
- * another instruction set this CPU also runs) to compile only the first three. */
+/* The kinds compiled: rounding modes 0, 2 and 1 of int8 and 0 of to_bfp (Quark's default)
+ * fixed at compile time, the other modes of to_bfp and to_bfp_prime with the mode read per
+ * vector. A layer may define MV_FALLBACK (a kernel of another instruction set this CPU also
+ * runs) to compile only the first four. */
 MV_RUN(MV_I8, 0, i8r0)       /* int8, rounding mode 0 */
 MV_RUN(MV_I8, 2, i8r2)       /* int8, rounding mode 2 */
 MV_RUN(MV_FL, 0, fl)         /* the float element types */
-MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0, no bfloat16 conversion */
+MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0 */
 #if !defined(MV_FALLBACK)
-MV_RUN(MV_I8, -1, i8)        /* int8, rounding mode 1 */
+MV_RUN(MV_I8, 1, i8)         /* int8, rounding mode 1 */
 MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
 MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
 #endif
+
+/* x at bfloat16 precision into y, n elements */
+static void mv_to_bfloat(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + MV_W <= n; i += MV_W) mv_stf(y + i, mv_bfloat(mv_ldf(x + i)));
+    if (i < n) mv_stpart(y + i, mv_bfloat(mv_ldpart(x + i, n - i)), n - i);
+}
 
 void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
               const qk_mxbfp *c)
 {
     mv_run_fn run = NULL;
+    qk_mxbfp cc;
+    if (c->method >= QK_BFP && c->to_bfloat) {
+        /* every rule reads x only through its bfloat16 value: convert first, then quantize
+         * that in place, so that no kind carries the conversion */
+        mv_to_bfloat(x, y, outer * len * inner);
+        cc = *c;
+        cc.to_bfloat = 0;
+        c = &cc;
+        x = y;
+    }
     switch (c->method) {
     case QK_MX_FLOAT: run = mv_run_fl; break;
     case QK_MX_INT8:

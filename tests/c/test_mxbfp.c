@@ -328,9 +328,11 @@ int main(int argc, char **argv)
             }
         }
         /* layouts: rows of every width, blocks of every length, several slabs */
-        static const size_t inners[] = {1, 1, 1, 2, 3, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 33, 49, 70};
-        static const size_t lens[] = {1, 2, 3, 5, 7, 8, 9, 13, 14, 16, 17, 31, 32, 33, 56, 64, 100};
-        static const size_t blocks[] = {1, 2, 3, 4, 5, 7, 8, 8, 9, 12, 16, 24, 32, 32, 33, 64};
+        static const size_t inners[] = {1, 1, 1, 2, 3, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31,
+                                        32, 33, 40, 48, 49, 70, 1024};
+        static const size_t lens[] = {1, 2, 3, 5, 7, 8, 9, 13, 14, 16, 17, 20, 24, 28, 31, 32,
+                                      33, 40, 56, 64, 96, 100};
+        static const size_t blocks[] = {1, 2, 3, 4, 5, 7, 8, 8, 9, 12, 16, 20, 24, 28, 32, 32, 33, 40, 64};
         static const size_t outers[] = {1, 2, 3, 8, 9, 16, 17, 33};
         int layouts = im->slow || quick ? 1500 : 12000;
         for (int it = 0; it < layouts; it++) {
