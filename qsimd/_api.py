@@ -50,6 +50,12 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
         ot = _q_output(resolve(output_dtype, "output_dtype"))   # before a Python zero point
     zt = None
     if zero_point is not None:
+        if ot is None and isinstance(zero_point, np.ndarray):
+            # its type decides the output type: refused before its size is (a prepared
+            # operator, which knows no x yet, sees the same TypeError)
+            code = DTYPE_TO_CODE.get(zero_point.dtype.newbyteorder("="))
+            if code is not None:
+                _q_output(code)
         zero_point, zt = _args.typed_array(zero_point, "zero_point", ot or 2,
                                       tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
                                       else Q_OUTPUT_CODES, limit)
