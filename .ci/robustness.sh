@@ -82,8 +82,8 @@ lane_b() {
     local rc=0
     # its library's sanitized -O0 build runs beside lane A's: minutes on 2 shared cores
     local t=0
-    timeout 900 bash "$here/fuzz.sh" --seconds "$lf_seconds" --calls 0 --dir "$work" || t=$?
-    if [ "$t" = 124 ]; then echo "FAILED: libFuzzer (timed out after 900 s)"; rc=1
+    timeout 1500 bash "$here/fuzz.sh" --seconds "$lf_seconds" --calls 0 --dir "$work" || t=$?
+    if [ "$t" = 124 ]; then echo "FAILED: libFuzzer (timed out after 1500 s)"; rc=1
     elif [ "$t" != 0 ]; then echo "FAILED: libFuzzer"; rc=1; fi
     timeout 360 bash "$here/leaks.sh" --calls "$leak_calls" --vg-calls "$vg_calls" --dir "$work" || { echo "FAILED: leaks"; rc=1; }
     timeout 300 bash "$here/fuzz.sh" --plain --seconds 0 --calls $(( calls - half )) --seed $(( seed + 1 )) \
@@ -96,7 +96,7 @@ lane_b_pid=$!
 failed=()
 echo "== robustness lane A: sanitizers, Python API fuzz (first half)"
 sq=(--quick); [ "${QSIMD_SAN_FULL:-0}" = 1 ] && sq=()
-timeout 1200 bash "$here/sanitizers.sh" "${sq[@]}" "${san_isas[@]}" --dir "$work" || failed+=("sanitizers")
+timeout 1800 bash "$here/sanitizers.sh" "${sq[@]}" "${san_isas[@]}" --dir "$work" || failed+=("sanitizers")
 touch "$work/lane_a_done"
 if [ -f "$work/asan/built" ]; then
     timeout 300 bash "$here/fuzz.sh" --seconds 0 --calls "$half" --seed "$seed" --dir "$work" \
