@@ -13,6 +13,7 @@ QSIMD_ASAN_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # (MemoryError), not abort. Any other report aborts the process (and fails the step).
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+. "$(dirname "${BASH_SOURCE[0]}")/clib.sh"   # qsimd_unrunnable
 
 # The shared ASan runtime (UBSan's handlers included) that Python must preload.
 asan_runtime() {
@@ -32,6 +33,7 @@ asan_build() {
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     QSIMD_ASAN_RT=$(asan_runtime) || return 1
     if [ -f "$QSIMD_ASAN_DIR/built" ]; then return 0; fi
+    QSIMD_UNRUNNABLE=$(qsimd_unrunnable)
     # clang links its ASan runtime statically unless told: a Python extension needs the
     # shared one (the one preloaded), and so do the programs the tests compile
     $QSIMD_ASAN_CC --version | grep -q clang && shared="-shared-libasan"
@@ -50,10 +52,11 @@ asan_build() {
     # tracked and untracked files, not ignored ones (no build products)
     (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) \
         | (cd "$QSIMD_ASAN_DIR/src" && tar -xf -)
-    echo "-- build: ASan + UBSan ($QSIMD_ASAN_CC $QSIMD_ASAN_OPT) in $QSIMD_ASAN_DIR/src"
+    echo "-- build: ASan + UBSan ($QSIMD_ASAN_CC $QSIMD_ASAN_OPT) in $QSIMD_ASAN_DIR/src;" \
+        "uninstrumented: ${QSIMD_UNRUNNABLE:-none}"
     local t0=$SECONDS
     if ! (cd "$QSIMD_ASAN_DIR/src" && CC=$QSIMD_ASAN_CC QSIMD_SANITIZE=address,undefined \
-            QSIMD_OPT=$QSIMD_ASAN_OPT QSIMD_BUILD_JOBS=2 \
+            QSIMD_OPT=$QSIMD_ASAN_OPT QSIMD_BUILD_JOBS=2 QSIMD_UNSANITIZED=$QSIMD_UNRUNNABLE \
             CFLAGS="-fno-sanitize-recover=all -fno-omit-frame-pointer -g $shared" \
             LDFLAGS="$shared" "$PY" setup.py -q build_ext --inplace \
             >"$QSIMD_ASAN_DIR/build.log" 2>&1); then

@@ -1,7 +1,10 @@
 # Sourced by the CI scripts: build_qsimd_lib "CC FLAGS..." OUTDIR [SRCROOT] compiles the C
 # core and this architecture's kernel files (each with its own ISA flags, from
 # csrc/sources.txt as setup.py and CMake) into OUTDIR/libqsimd.a, and sets QSIMD_LIB_DEFS to
-# the macros the kernel set needs.
+# the macros the kernel set needs. Sanitized builds may pass, for the kernel files only,
+# QSIMD_LIB_KERNEL_FLAGS (e.g. -g0: debug info makes the -O0 kernel files ~35 % slower to
+# compile) and QSIMD_LIB_PLAIN, comma-separated groups left uninstrumented (qsimd_unrunnable
+# below: the tiers this CPU cannot run).
 #
 # qsimd_sources SRCROOT GROUP...: "FILE FLAGS..." lines of csrc/sources.txt (the list that
 # CMake and setup.py read too) for the groups asked for.
@@ -12,6 +15,20 @@ qsimd_sources() {
         case "$group" in ''|'#'*) continue ;; esac
         case "$groups" in *" $group "*) echo "$rest" ;; esac
     done < "$src/csrc/sources.txt"
+}
+
+# Kernel groups (csrc/sources.txt) this CPU cannot run, comma-separated: sanitized builds
+# leave them uninstrumented (QSIMD_UNSANITIZED for setup.py, QSIMD_LIB_PLAIN for clib.sh), as
+# instrumenting code that never runs here costs minutes and checks nothing.
+qsimd_unrunnable() {
+    local flags out=() g
+    [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ] || return 0
+    flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+    has() { local f; for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
+    has sse4_1 || out+=(sse41)
+    has avx2 fma f16c || out+=(avx2)
+    has avx512f avx512bw avx512dq avx512vl || out+=(avx512)
+    g="${out[*]}"; echo "${g// /,}"
 }
 
 build_qsimd_lib() {
@@ -30,8 +47,13 @@ build_qsimd_lib() {
                 QSIMD_LIB_DEFS="-DQSIMD_HAVE_NEON=1"
             fi ;;
     esac
-    # shellcheck disable=SC2086
-    mapfile -t files < <(qsimd_sources "$src" $groups)
+    local g extra
+    for g in $groups; do
+        extra=""
+        [ "$g" = core ] || extra=${QSIMD_LIB_KERNEL_FLAGS:-}
+        case ",${QSIMD_LIB_PLAIN:-}," in *",$g,"*) extra="$extra -fno-sanitize=all" ;; esac
+        while read -r line; do files+=("$line${extra:+ $extra}"); done < <(qsimd_sources "$src" "$g")
+    done
     mkdir -p "$out"
     local pids=() p rc=0
     for line in "${files[@]}"; do

@@ -33,7 +33,10 @@ if [ "$seconds" -gt 0 ]; then
     mkdir -p "$lf/corpus"
     # -O0: the SIMD kernel files take minutes to compile with the sanitizers at -O1
     san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O0"
-    build_qsimd_lib "clang -fsanitize=fuzzer-no-link $san" "$lf/lib" "$root"
+    # the kernel files without -g (~35 % faster to compile at -O0) and, for the tiers this CPU
+    # cannot run, uninstrumented
+    QSIMD_LIB_KERNEL_FLAGS=-g0 QSIMD_LIB_PLAIN=$(qsimd_unrunnable) \
+        build_qsimd_lib "clang -fsanitize=fuzzer-no-link $san" "$lf/lib" "$root"
     clang -fsanitize=fuzzer $san -std=c99 -Wall -Wextra -Werror -I"$root/csrc/include" \
         "$root/tests/fuzz/fuzz_c_api.c" "$lf/lib/libqsimd.a" -lm -pthread -o "$lf/fuzz_c_api"
     cp "$root"/tests/fuzz/corpus/* "$lf/corpus/" 2>/dev/null || true
