@@ -163,8 +163,9 @@ def _fake_quantize(bfp, x, name, ints, names, out, num_threads):
     y, copy_to = _args.output(out, x.shape, _F16 if half else _F32, [xin])
     y32 = _core.new_result(x.shape, _F32) if half else y
     _core.fake_quantize(bfp, x, y32, name, ints, threads)
-    if half:
-        np.copyto(y, y32, casting="unsafe")   # rounded to nearest even, as Quark's Cast
+    if half:   # rounded to nearest even, as Quark's Cast: beyond float16's range is inf, no warning
+        with np.errstate(over="ignore"):
+            np.copyto(y, y32, casting="unsafe")
     return _args.finish(y, copy_to)
 
 

@@ -490,3 +490,14 @@ def test_float16_matches_quark(quark_lib, etype):
         got = quark.bfp_quantize_dequantize(h, method)
         want = quark_ops.bfp(h, bfp_method=method)
         assert got.tobytes() == want.tobytes(), method
+
+
+@pytest.mark.filterwarnings("error")
+def test_float16_result_beyond_float16_is_inf_without_warning():
+    # 65504 rounds to bfloat16's 65536; to_bfp (7 mantissa bits, scale 2^10) keeps it, and
+    # float16 has no 65536: the cast back gives inf, as Quark's Cast does, and warns nothing
+    # (an application that turns warnings into errors must get the result)
+    x = np.full((1, 8), 65504, np.float16)
+    for method in ("to_bfp", "to_bfp_prime"):
+        y = quark.bfp_quantize_dequantize(x, method, convert_to_bfloat_before_bfp=1)
+        assert y.dtype == np.float16 and np.isposinf(y).all(), (method, y)
