@@ -395,11 +395,10 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
  * qv_f6_rec's high bits) and two the high words of s (bit 15 their sign), which the packs
  * turn into bytes alike: lane k of 128 bits holds codes 8k..8k+7 and 32+8k..32+8k+7. Each
  * dword's 4 codes become 24 bits (maddubs, madd), a byte shuffle keeps each lane's 12 bytes,
- * two runs of 6 = 3 words, and a word permutation puts the runs in order. (48 bytes; the
- * full 64-byte store is kept for reference.) */
+ * two runs of 6 = 3 words, and a word permutation puts the runs in order: 48 bytes, stored
+ * as 32 + 16. */
 static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
 {
-    const int full = 0;
     vi r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
     const __m512i lo = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36,
                                         34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8,
@@ -421,13 +420,8 @@ static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
     g = _mm512_permutexvar_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 23, 15, 7, 29, 28, 27, 21,
                                                   20, 19, 13, 12, 11, 5, 4, 3, 26, 25, 24, 18,
                                                   17, 16, 10, 9, 8, 2, 1, 0), g);
-    if (full) {
-        _mm512_storeu_si512((void *)y, g);
-    } else {   /* 32 + 16 bytes */
-        _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));
-        _mm_storeu_si128((__m128i *)(y + 32),
-                         _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
-    }
+    _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));
+    _mm_storeu_si128((__m128i *)(y + 32), _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
 }
 
 /* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (driver.h) */
