@@ -412,68 +412,31 @@ QK_ALWAYS_INLINE vi qv_load6(const unsigned char *x)
     return vreinterpretq_s32_u32(vandq_u32(c, vdupq_n_u32(0x3f)));
 }
 
-/* ---- AMD Quark's int32 / uint32 / float16 / bfloat16 outputs, int32 / uint32 inputs ----
- * B32: the float32 quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
- * (FMAXNM first: a NaN quotient gives the low bound, as scalar.c's comparison), rounded half
- * to even, plus the zero point, every step exact; the low 32 bits of the int64 are the code.
- * F16 / BF16: q + zpf in float32 (+0 without a zero point), one rounding. DQ: x - zp exact in
- * int64 and in double (|.| < 2^33), one rounding to float32, one product. */
-typedef struct qv_qkc {
-    vf s, zf;
-    float64x2_t lo, hi, zp;
-} qv_qkc;
-
-typedef struct qv_dkc {
-    vf s;
-    vi flip;
-    int64x2_t zb;
-} qv_dkc;
-
-QK_ALWAYS_INLINE qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+/* AMD Quark's 32-bit types (driver.h): vd holds 2 doubles (half a vector); qv_f2d / qv_i2d
+ * widen half h, qv_d2f / qv_d2i narrow two halves back (qv_d2i: whole numbers inside int32,
+ * through int64); qv_clamp_rint_d: FMAXNM first, so a NaN d gives lo, then FRINTN. */
+typedef float64x2_t vd;
+QK_ALWAYS_INLINE vd qv_set1_d(double v) { return vdupq_n_f64(v); }
+QK_ALWAYS_INLINE vd qv_add_d(vd a, vd b) { return vaddq_f64(a, b); }
+QK_ALWAYS_INLINE vd qv_clamp_rint_d(vd d, vd lo, vd hi)
 {
-    qv_qkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = vdupq_n_f32(p->scale[e]);
-    k.zf = vdupq_n_f32(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
-    k.lo = vdupq_n_f64((double)(p->qmin64 - zp));
-    k.hi = vdupq_n_f64((double)(p->qmax64 - zp));
-    k.zp = vdupq_n_f64((double)zp);
-    return k;
+    return vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d, lo), hi));
 }
-
-QK_ALWAYS_INLINE int32x2_t qv_b32_half(float64x2_t d, const qv_qkc *k)
+QK_ALWAYS_INLINE vd qv_f2d(vf v, int h)
 {
-    d = vaddq_f64(vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d, k->lo), k->hi)), k->zp);
-    return vmovn_s64(vcvtq_s64_f64(d));
+    return h ? vcvt_high_f64_f32(v) : vcvt_f64_f32(vget_low_f32(v));
 }
-
-QK_ALWAYS_INLINE void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+QK_ALWAYS_INLINE vd qv_i2d(vi v, int h)
 {
-    if (yk == QK_Y_B32)
-        vst1q_s32((int32_t *)y, vcombine_s32(qv_b32_half(vcvt_f64_f32(vget_low_f32(q)), k),
-                                             qv_b32_half(vcvt_high_f64_f32(q), k)));
-    else
-        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, vaddq_f32(q, k->zf));
+    return vcvtq_f64_s64(h ? vmovl_high_s32(v) : vmovl_s32(vget_low_s32(v)));
 }
-
-QK_ALWAYS_INLINE qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+QK_ALWAYS_INLINE vf qv_d2f(vd a, vd b) { return vcvt_high_f32_f64(vcvt_f32_f64(a), b); }
+QK_ALWAYS_INLINE vi qv_d2i(vd a, vd b)
 {
-    qv_dkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = vdupq_n_f32(p->scale[e]);
-    /* uint32: x ^ 2^31 read as int32 is x - 2^31, so the zero point moves down by 2^31 */
-    k.flip = vdupq_n_s32(p->is_signed ? 0 : (int32_t)0x80000000u);
-    k.zb = vdupq_n_s64(zp - (p->is_signed ? 0 : (int64_t)1 << 31));
-    return k;
+    return vcombine_s32(vmovn_s64(vcvtq_s64_f64(a)), vmovn_s64(vcvtq_s64_f64(b)));
 }
-
-QK_ALWAYS_INLINE vf qv_b32_dvec(const void *x, const qv_dkc *k)
-{
-    vi c = veorq_s32(vld1q_s32((const int32_t *)x), k->flip);
-    float64x2_t a = vcvtq_f64_s64(vsubq_s64(vmovl_s32(vget_low_s32(c)), k->zb));
-    float64x2_t b = vcvtq_f64_s64(vsubq_s64(vmovl_high_s32(c), k->zb));
-    return vmulq_f32(vcvt_high_f32_f64(vcvt_f32_f64(a), b), k->s);
-}
+QK_ALWAYS_INLINE vi qv_xor_i(vi a, vi b) { return veorq_s32(a, b); }
+QK_ALWAYS_INLINE void qv_storeu_i(void *p, vi v) { vst1q_s32((int32_t *)p, v); }
 
 #include "generic/driver.h"
 

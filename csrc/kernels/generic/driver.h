@@ -128,6 +128,9 @@ QD_INLINE int qd_disjoint(const void *x, size_t xb, const void *y, size_t yb)
     return a + xb <= b || b + yb <= a;
 }
 
+/* A field of the run's parameters P: qk_dparams when dequantizing (dq), else qk_qparams. */
+#define QD_PF(dq, P, f) ((dq) ? ((const qk_dparams *)(P))->f : ((const qk_qparams *)(P))->f)
+
 /* ---- quantize ---- */
 
 /* The scalar kernel on elements [a, b) of the run (x, y, phase: the run's). */
@@ -837,27 +840,76 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int
 
 
 #if QV_QUARK
-/* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x: the true quotient
- * (these outputs keep all of it), then the vector layer's qv_quark_store. One entry per
- * stretch: runs are split where the entry changes, stretches shorter than QD_U go to the
- * scalar kernel. */
-QD_INLINE void qd_quark(int yk, const void *xv, void *yv, size_t n, const qk_qparams *p)
+/* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x (the true quotient:
+ * these outputs keep all of it) and int32 / uint32 inputs, over the layer's double halves (vd).
+ * B32 outputs: the quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
+ * (NaN gives the low bound, as scalar.c's comparison), rounded half to even, plus the zero
+ * point, every step exact; uint32 ranges are shifted down by 2^31 for the int32 conversion and
+ * the sign bit flipped back. F16 / BF16: q + zpf in float32 (+0 without a zero point), one
+ * rounding. B32 inputs: x - zp exact in double (|.| < 2^34; uint32 x read as int32 x - 2^31),
+ * one rounding to float32, one product. */
+typedef struct qd_qkc {
+    vf s, zf;
+    vd lo, hi, zb;   /* dequantizing: zb = -zp (lo, hi unused) */
+    vi flip;
+} qd_qkc;
+
+QD_INLINE qd_qkc qd_quark_init(int dq, int yk, const void *P, size_t e)
 {
-    const float *x = (const float *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    size_t ys = qd_ybytes(yk, 1);
-    for (size_t a = 0, len; a < n; a += len) {
-        size_t e = QK_QENTRY(p, a, &len), i = a;
-        if (len > n - a) len = n - a;
-        if (len >= QD_U) {
-            qv_qkc kc = qv_quark_init(yk, p, e);
-            for (; a + len - i >= QV_W; i += QV_W)
-                qv_quark_store(yk, y + i * ys, qv_div(qv_loadu_f(x + i), kc.s), &kc);
-        }
-        qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len, p);
-    }
+    const qk_qparams *q = (const qk_qparams *)P;
+    const int64_t *z64 = QD_PF(dq, P, zp64);
+    int64_t zp = z64 ? z64[e] : 0;
+    int u = dq ? !((const qk_dparams *)P)->is_signed : q->qmin64 >= 0;
+    double zb = (double)zp - (u ? 2147483648.0 : 0.0);   /* exact: |zp| <= 2^32 */
+    qd_qkc k;
+    k.s = qv_set1(QD_PF(dq, P, scale)[e]);
+    k.zf = qv_set1(!dq && yk != QK_Y_B32 && q->zpf ? q->zpf[e] : 0.0f);
+    k.lo = qv_set1_d(dq ? 0.0 : (double)(q->qmin64 - zp));
+    k.hi = qv_set1_d(dq ? 0.0 : (double)(q->qmax64 - zp));
+    k.zb = qv_set1_d(dq ? -zb : zb);
+    k.flip = qv_set1_i(u ? (int32_t)0x80000000u : 0);
+    return k;
 }
 
+/* One entry per stretch: runs are split where the entry changes, stretches shorter than QD_U
+ * go to the scalar kernel. */
+QD_INLINE void qd_quark(int dq, int yk, int ok, const void *xv, void *yv, size_t n, const void *P)
+{
+    const unsigned char *x = (const unsigned char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t ys = dq ? qd_osize(ok) : qd_ybytes(yk, 1);
+    for (size_t a = 0, len; a < n; a += len) {
+        size_t e = qk_entry(QD_PF(dq, P, blk), QD_PF(dq, P, pos), QD_PF(dq, P, row),
+                            QD_PF(dq, P, erow), QD_PF(dq, P, kdim), QD_PF(dq, P, ebase), a, &len);
+        size_t i = a;
+        if (len > n - a) len = n - a;
+        if (len >= QD_U) {
+            qd_qkc k = qd_quark_init(dq, yk, P, e);
+            for (; a + len - i >= QV_W; i += QV_W) {
+                if (dq) {
+                    vi c = qv_xor_i(qv_loadu_i((const int32_t *)x + i), k.flip);
+                    vf d = qv_d2f(qv_add_d(qv_i2d(c, 0), k.zb), qv_add_d(qv_i2d(c, 1), k.zb));
+                    qv_store_out(ok, y + i * ys, qv_mul(d, k.s));
+                } else if (yk == QK_Y_B32) {
+                    vf q = qv_div(qv_loadu_f((const float *)x + i), k.s);
+                    vd d0 = qv_clamp_rint_d(qv_f2d(q, 0), k.lo, k.hi);
+                    vd d1 = qv_clamp_rint_d(qv_f2d(q, 1), k.lo, k.hi);
+                    vi c = qv_d2i(qv_add_d(d0, k.zb), qv_add_d(d1, k.zb));
+                    qv_storeu_i(y + i * ys, qv_xor_i(c, k.flip));
+                } else {
+                    vf q = qv_div(qv_loadu_f((const float *)x + i), k.s);
+                    qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y + i * ys,
+                                 qv_add_f(q, k.zf));
+                }
+            }
+        }
+        if (dq)
+            qd_dscalar(QK_D_B32, ok, x, y, i, a + len, (const qk_dparams *)P);
+        else
+            qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len,
+                       (const qk_qparams *)P);
+    }
+}
 #endif
 
 /* Loops of their own for the float zero point and the reciprocal form; the rest
@@ -870,7 +922,7 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y
     if (n == 0) return;
     if (qd_is_quark(yk)) {
 #if QV_QUARK
-        qd_quark(yk, x, y, n, p);
+        qd_quark(0, yk, 0, x, y, n, p);
 #endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
@@ -899,27 +951,6 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
            QD_S | (qd_float_in(dk) ? QD_F : QD_Z));
 }
 
-#if QV_QUARK
-/* int32 / uint32 codes (AMD Quark) -> float32 (or rounded from it to float16 / bfloat16):
- * one entry per stretch, as qd_quark. */
-QD_INLINE void qd_deq_b32(int ok, const void *xv, void *yv, size_t n, const qk_dparams *p)
-{
-    const unsigned char *x = (const unsigned char *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    for (size_t a = 0, len; a < n; a += len) {
-        size_t e = QK_QENTRY(p, a, &len), i = a;
-        if (len > n - a) len = n - a;
-        if (len >= QD_U) {
-            qv_dkc kc = qv_b32_init(p, e);
-            for (; a + len - i >= QV_W; i += QV_W)
-                qv_store_out(ok, y + i * qd_osize(ok), qv_b32_dvec(x + 4 * i, &kc));
-        }
-        qd_dscalar(QK_D_B32, ok, x, y, i, a + len, p);
-    }
-}
-
-#endif
-
 /* Loops of their own for 8- and 16-bit codes by signedness, and one for the sub-byte codes
  * (bits and signedness read at run time: sgn 2 below); the float zero point is a run-time
  * value. */
@@ -929,7 +960,7 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
     if (n == 0) return;
     if (dk == QK_D_B32) {
 #if QV_QUARK
-        qd_deq_b32(ok, x, y, n, p);
+        qd_quark(1, QK_Y_B32, ok, x, y, n, p);
 #endif
     } else if (qd_float_in(dk)) {
         qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
