@@ -31,13 +31,6 @@
 #define QD_LONG_ROWS 0
 #define QD_BLOCK_RUN 0
 
-/* the loops over a chunk's vectors, unrolled so that their arrays stay in registers */
-#if defined(__GNUC__) || defined(__clang__)
-#define QN_UNROLL _Pragma("GCC unroll 4")
-#else
-#define QN_UNROLL
-#endif
-
 typedef float32x4_t vf;
 typedef int32x4_t vi;
 
@@ -190,12 +183,12 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
 {
     if (yk == QK_Y_B16) {
         uint16x4_t h[4];
-        QN_UNROLL
+        QD_UNROLL
         for (int v = 0; v < 4; v++) {
             uint32x4_t zw = vaddw_u16(vreinterpretq_u32_s32(z[v]), vget_low_u16(k->flip16));
             h[v] = vqmovun_s32(vqaddq_s32(c[v], vreinterpretq_s32_u32(zw)));
         }
-        QN_UNROLL
+        QD_UNROLL
         for (int j = 0; j < 2; j++) {
             uint16x8_t b = vminq_u16(vcombine_u16(h[2 * j], h[2 * j + 1]), k->cap16);
             vst1q_u16((uint16_t *)y + 8 * j, veorq_u16(b, k->flip16));
@@ -203,7 +196,7 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
         return;
     }
     int16x8_t h[2];
-    QN_UNROLL
+    QD_UNROLL
     for (int j = 0; j < 2; j++) {
         uint16x8_t z16 = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(z[2 * j])),
                                       vmovn_u32(vreinterpretq_u32_s32(z[2 * j + 1])));
@@ -278,7 +271,7 @@ QK_ALWAYS_INLINE void qv_codes4(int dk, unsigned bits, int sgn, vi h, const unsi
         w[0] = vmovl_u8(vget_low_u8(b));
         w[1] = vmovl_high_u8(b);
     }
-    QN_UNROLL
+    QD_UNROLL
     for (int v = 0; v < 4; v++) {
         uint16x8_t u = v & 1 ? vzip2q_u16(w[v >> 1], mg) : vzip1q_u16(w[v >> 1], mg);
         vi fz = vaddq_s32(z[v], vaddq_s32(f, vdupq_n_s32(0x4b000000)));
@@ -382,10 +375,10 @@ QK_ALWAYS_INLINE void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4]
 {
     static const uint8_t g3[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 16, 16, 16};
     uint16x8_t p[2];
-    QN_UNROLL
+    QD_UNROLL
     for (int j = 0; j < 2; j++) {
         uint32x4_t c[2];
-        QN_UNROLL
+        QD_UNROLL
         for (int v = 0; v < 2; v++) {
             uint32x4_t neg = vreinterpretq_u32_s32(vshrq_n_s32(s[2 * j + v], 31));
             c[v] = vorrq_u32(vreinterpretq_u32_s32(r[2 * j + v]), vbicq_u32(vdupq_n_u32(0x20), neg));
@@ -454,7 +447,7 @@ QK_ALWAYS_INLINE void qv_storeu_i(void *p, vi v) { vst1q_s32((int32_t *)p, v); }
 static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
 {
     float32x4_t lo[4], hi[4];
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 0; k < 4; k++) {
         lo[k] = vdupq_n_f32(INFINITY);
         hi[k] = vdupq_n_f32(-INFINITY);
@@ -463,11 +456,11 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     while (n - i >= QD_U) {
         size_t end = i + (n - i < QN_MM_BLOCK ? (n - i) / QD_U * QD_U : QN_MM_BLOCK);
         float32x4_t bl[4], bh[4];
-        QN_UNROLL
+        QD_UNROLL
         for (int k = 0; k < 4; k++) { bl[k] = lo[k]; bh[k] = hi[k]; }
         for (size_t j = i; j < end; j += QD_U) {
             float32x4x4_t v = vld1q_f32_x4(x + j);   /* one instruction: fewer micro-ops */
-            QN_UNROLL
+            QD_UNROLL
             for (int k = 0; k < 4; k++) {
                 bl[k] = vminq_f32(bl[k], v.val[k]);
                 bh[k] = vmaxq_f32(bh[k], v.val[k]);
@@ -476,11 +469,11 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
         uint32x4_t ok = vandq_u32(vandq_u32(vceqq_f32(bl[0], bl[0]), vceqq_f32(bl[1], bl[1])),
                                   vandq_u32(vceqq_f32(bl[2], bl[2]), vceqq_f32(bl[3], bl[3])));
         if (vminvq_u32(ok) != 0) {
-            QN_UNROLL
+            QD_UNROLL
             for (int k = 0; k < 4; k++) { lo[k] = bl[k]; hi[k] = bh[k]; }
         } else {
             for (size_t j = i; j < end; j += QD_U) {
-                QN_UNROLL
+                QD_UNROLL
                 for (int k = 0; k < 4; k++) {
                     float32x4_t v = vld1q_f32(x + j + 4 * k);
                     lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
@@ -490,7 +483,7 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
         }
         i = end;
     }
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 1; k < 4; k++) {
         lo[0] = vbslq_f32(vcltq_f32(lo[k], lo[0]), lo[k], lo[0]);
         hi[0] = vbslq_f32(vcgtq_f32(hi[k], hi[0]), hi[k], hi[0]);
@@ -498,7 +491,7 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     float l[4], h[4], a = INFINITY, b = -INFINITY;
     vst1q_f32(l, lo[0]);
     vst1q_f32(h, hi[0]);
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 0; k < 4; k++) {
         if (l[k] < a) a = l[k];
         if (h[k] > b) b = h[k];
