@@ -118,29 +118,35 @@ QD_INLINE int qd_disjoint(const void *x, size_t xb, const void *y, size_t yb)
 /* A field of the run's parameters P: qk_dparams when dequantizing (dq), else qk_qparams. */
 #define QD_PF(dq, P, f) ((dq) ? ((const qk_dparams *)(P))->f : ((const qk_qparams *)(P))->f)
 
-/* The scalar kernel on elements [a, b) of the run (x, y, P: the run's), a < b, quantizing (ik
- * the x kind, qk, ok the output kind) or, with dq, dequantizing (ik the input kind, ok the
- * output kind). Callers test a < b: the call costs more than the test. */
-QD_NOINLINE void qd_scalar(int dq, int ik, int qk, int ok, const char *x, unsigned char *y,
-                           size_t a, size_t b, const void *P)
+/* The scalar kernel on elements [a, b) of the run (x, y, p: the run's). qd_sub: the sub-run's
+ * pos and phase, and the offset of its first byte on the packed side (y when quantizing, x
+ * when dequantizing), whose kind is pk (an output kind). */
+QD_INLINE size_t qd_sub(int pk, size_t *pos, unsigned *phase, size_t a)
 {
-    union { qk_qparams q; qk_dparams d; } u;
-    int pk = dq ? qd_d2y(ik) : ok;   /* the packed side's kind, as an output kind */
-    unsigned per = qd_yper(pk), ph = QD_PF(dq, P, phase);
-    size_t g = per > 1 ? qd_goff(per, per == 4 && pk != QK_Y_P2 ? 3u : 1u, ph + a)
-                       : qd_ybytes(pk, a);   /* the packed side's offset of element a */
-    if (per > 1) ph = (unsigned)((ph + a) % per);
-    if (dq) {
-        u.d = *(const qk_dparams *)P;
-        u.d.pos += a;
-        u.d.phase = ph;
-        qk_dequant_scalar(ik, ok, x + g, y + a * qd_osize(ok), b - a, &u.d);
-    } else {
-        u.q = *(const qk_qparams *)P;
-        u.q.pos += a;
-        u.q.phase = ph;
-        qk_quant_scalar(ik, qk, ok, x + a * qd_xsize(ik), y + g, b - a, &u.q);
-    }
+    unsigned per = qd_yper(pk);
+    size_t slot = *phase + a;
+    *pos += a;
+    if (per == 1) return qd_ybytes(pk, a);
+    *phase = (unsigned)(slot % per);
+    return qd_goff(per, per == 4 && pk != QK_Y_P2 ? 3u : 1u, slot);
+}
+
+QD_NOINLINE void qd_qscalar(int xk, int qk, int yk, const char *x, unsigned char *y,
+                            size_t a, size_t b, const qk_qparams *p)
+{
+    if (a >= b) return;
+    qk_qparams q = *p;
+    size_t g = qd_sub(yk, &q.pos, &q.phase, a);
+    qk_quant_scalar(xk, qk, yk, x + a * qd_xsize(xk), y + g, b - a, &q);
+}
+
+QD_NOINLINE void qd_dscalar(int dk, int ok, const char *x, unsigned char *y, size_t a, size_t b,
+                            const qk_dparams *p)
+{
+    if (a >= b) return;
+    qk_dparams q = *p;
+    size_t g = qd_sub(qd_d2y(dk), &q.pos, &q.phase, a);
+    qk_dequant_scalar(dk, ok, x + g, y + a * qd_osize(ok), b - a, &q);
 }
 
 /* ---- quantize ---- */
@@ -383,7 +389,14 @@ QD_INLINE int qd_block_run(const qd_src *c)
  * broadcast vectors. */
 QD_INLINE void qd_segw_next(const qd_src *c, qd_seg *w, qd_pv *pv, unsigned need)
 {
-    qd_seg_step(w, c->blk, c->row, c->erow);
+    size_t end = w->segend;
+    if (end == w->rowend) {
+        w->e = w->rowend / c->row * c->erow;
+        w->rowend += c->row;
+    } else {
+        w->e++;
+    }
+    w->segend = end + c->blk < w->rowend ? end + c->blk : w->rowend;
     *pv = qd_ent_pv(c->s, c->r, c->f, c->z, w->e - c->ebase, 0, need);
 }
 
@@ -423,6 +436,8 @@ typedef struct qd_op {
 /* A field of the run's parameters P (qk_qparams or qk_dparams by o->dq). */
 #define QD_P(o, P, f) QD_PF((o)->dq, P, f)
 #define QD_RS(o, P) ((o)->dq ? NULL : ((const qk_qparams *)(P))->rscale)
+#define QD_SCALAR(o, x, y, a, b, P) ((o)->dq ? qd_dscalar((o)->dk, (o)->ok, x, y, a, b, P) \
+                                     : qd_qscalar((o)->xk, (o)->qk, (o)->yk, x, y, a, b, P))
 
 /* Elements per packed group of the packed side (y when quantizing, x when dequantizing),
  * and bytes per group. */
@@ -701,9 +716,8 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
 {
     unsigned per = qd_per(o);
     size_t h = per > 1 ? (per - (QD_P(o, P, phase) + a) % per) % per : 0, done = 0;
-    int ik = o->dq ? o->dk : o->xk, ok = o->dq ? o->ok : o->yk;
     if (h > b - a) h = b - a;
-    if (h) qd_scalar(o->dq, ik, o->qk, ok, x, y, a, a + h, P);
+    QD_SCALAR(o, x, y, a, a + h, P);
     a += h;
     size_t mt = (b - a) / per * per;
     if (mt >= QD_U) {
@@ -713,7 +727,7 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
         done = qd_body(o, x + qd_xat(o, P, a), y + qd_yat(o, P, a), mt, ovl, &c, need,
                        QD_STREAM(o, P));
     }
-    if (a + done < b) qd_scalar(o->dq, ik, o->qk, ok, x, y, a + done, b, P);
+    QD_SCALAR(o, x, y, a + done, b, P);
 }
 
 /* A run of n elements; full: whole rows of a kdim layout (or of one-entry rows) go through
@@ -764,7 +778,7 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int
  * one rounding to float32, one product. */
 typedef struct qd_qkc {
     vf s, zf;
-    vd lo, hi, zb;   /* dequantizing: zb = -zp (lo, hi unused) */
+    vd lo, hi, zb;   /* dequantizing: zb = 2^31 - zp for uint32, else -zp (lo, hi unused) */
     vi flip;
 } qd_qkc;
 
@@ -774,13 +788,13 @@ QD_INLINE qd_qkc qd_quark_init(int dq, int yk, const void *P, size_t e)
     const int64_t *z64 = QD_PF(dq, P, zp64);
     int64_t zp = z64 ? z64[e] : 0;
     int u = dq ? !((const qk_dparams *)P)->is_signed : q->qmin64 >= 0;
-    double zb = (double)zp - (u ? 2147483648.0 : 0.0);   /* exact: |zp| <= 2^32 */
+    double sh = u ? 2147483648.0 : 0.0;
     qd_qkc k;
     k.s = qv_set1(QD_PF(dq, P, scale)[e]);
     k.zf = qv_set1(!dq && yk != QK_Y_B32 && q->zpf ? q->zpf[e] : 0.0f);
     k.lo = qv_set1_d(dq ? 0.0 : (double)(q->qmin64 - zp));
     k.hi = qv_set1_d(dq ? 0.0 : (double)(q->qmax64 - zp));
-    k.zb = qv_set1_d(dq ? -zb : zb);
+    k.zb = qv_set1_d(dq ? sh - (double)zp : (double)zp - sh);   /* exact: |zp| <= 2^32 */
     k.flip = qv_set1_i(u ? (int32_t)0x80000000u : 0);
     return k;
 }
@@ -817,9 +831,8 @@ QD_INLINE void qd_quark(int dq, int yk, int ok, const void *xv, void *yv, size_t
                 }
             }
         }
-        if (i < a + len)
-            qd_scalar(dq, dq ? QK_D_B32 : QK_X_F32, QK_Q_F32, dq ? ok : yk, (const char *)x, y, i,
-                      a + len, P);
+        if (dq) qd_dscalar(QK_D_B32, ok, (const char *)x, y, i, a + len, (const qk_dparams *)P);
+        else qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len, P);
     }
 }
 #endif

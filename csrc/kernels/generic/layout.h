@@ -45,19 +45,6 @@ typedef struct qd_seg {
     size_t e, segend, rowend;
 } qd_seg;
 
-/* The next segment: the next entry, or the first of the next row. */
-QD_INLINE void qd_seg_step(qd_seg *g, size_t blk, size_t row, size_t erow)
-{
-    size_t end = g->segend;
-    if (end == g->rowend) {
-        g->e = g->rowend / row * erow;
-        g->rowend += row;
-    } else {
-        g->e++;
-    }
-    g->segend = end + blk < g->rowend ? end + blk : g->rowend;
-}
-
 typedef struct qd_src {
     int mode;
     int sega;                   /* SEG: every segment boundary of the body falls on a chunk */
@@ -91,11 +78,18 @@ QD_INLINE void qd_seg_load(qd_src *c)
     c->cz = qv_set1_i(c->z ? c->z[e] : 0);
 }
 
-/* The next segment (loaded only when the body goes on: the arrays end with the run). */
+/* The next segment: the next entry, or the first of the next row (loaded only when the
+ * body goes on: the arrays end with the run). */
 QD_INLINE void qd_seg_next(qd_src *c)
 {
     size_t end = c->sg.segend;
-    qd_seg_step(&c->sg, c->blk, c->row, c->erow);
+    if (end == c->sg.rowend) {
+        c->sg.e = (c->sg.rowend / c->row) * c->erow;
+        c->sg.rowend += c->row;
+    } else {
+        c->sg.e++;
+    }
+    c->sg.segend = end + c->blk < c->sg.rowend ? end + c->blk : c->sg.rowend;
     if (end < c->jend) qd_seg_load(c);
 }
 
@@ -412,7 +406,12 @@ QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need, int fast)
     size_t j = c->j;
     c->j = j + QD_U;
     if (c->mode == QD_UNI || (c->mode == QD_SEG && j + QD_U < c->sg.segend)) {
-        pv = qd_const_pv(c);
+        vf s = c->cs, r = c->cr, f = c->cf;
+        vi z = c->cz;
+        QD_UNROLL
+        for (int v = 0; v < 4; v++) {
+            pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
+        }
     } else if (c->mode == QD_KROW && j + QD_U < c->kend) {
         pv = qd_run_pv(c->s, c->r, c->f, c->z, c->prow + (j - (c->kend - c->kdim)), need);
     } else if (fast && c->mode == QD_PER) {
