@@ -124,9 +124,9 @@ QD_INLINE int qd_disjoint(const void *x, size_t xb, const void *y, size_t yb)
 QD_INLINE size_t qd_sub(int pk, size_t *pos, unsigned *phase, size_t a)
 {
     unsigned per = qd_yper(pk);
-    size_t slot = *phase + a;
     *pos += a;
     if (per == 1) return qd_ybytes(pk, a);
+    size_t slot = *phase + a;
     *phase = (unsigned)(slot % per);
     return qd_goff(per, per == 4 && pk != QK_Y_P2 ? 3u : 1u, slot);
 }
