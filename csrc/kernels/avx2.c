@@ -19,13 +19,17 @@
 
 typedef __m256 vf;
 typedef __m256i vi;
+typedef __m256d vd;   /* QV_W / 2 doubles (AMD Quark's 32-bit types, driver.h) */
 
 static inline vf qv_set1(float f) { return _mm256_set1_ps(f); }
 static inline vi qv_set1_i(int32_t v) { return _mm256_set1_epi32(v); }
+static inline vd qv_set1_d(double v) { return _mm256_set1_pd(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm256_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline void qv_storeu_i(void *p, vi v) { _mm256_storeu_si256((__m256i *)p, v); }
 static inline vf qv_add_f(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vd qv_add_d(vd a, vd b) { return _mm256_add_pd(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }   /* a < b ? a : b */
@@ -34,6 +38,7 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi qv_xor_i(vi a, vi b) { return _mm256_xor_si256(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
 
 /* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
@@ -102,6 +107,13 @@ static inline vi qv_cvt_a(vf q, int mayinf)
     return _mm256_cvtps_epi32(mayinf ? _mm256_min_ps(_mm256_set1_ps(131072.0f), q) : q);
 }
 static inline vi qv_cvt_raw(vf q) { return qv_cvt_a(q, 1); }
+/* AMD Quark's int32 / uint32 (driver.h): d clamped to [lo, hi] (max first: NaN gives lo),
+ * rounded half to even. */
+static inline vd qv_clamp_rint_d(vd d, vd lo, vd hi)
+{
+    return _mm256_round_pd(_mm256_min_pd(_mm256_max_pd(d, lo), hi),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
 
 /* 4 QV_W codes of a byte output kind, as packed from r0..r3 by packs/packus (dwords in the
  * order r0[0:4] r1[0:4] r2[0:4] r3[0:4] r0[4:8] ...), to y. */
@@ -407,73 +419,24 @@ static inline vi qv_load6(const unsigned char *x)
     return _mm256_and_si256(g, _mm256_set1_epi32(0x3f));
 }
 
-/* ---- AMD Quark's int32 / uint32 / float16 / bfloat16 outputs, int32 / uint32 inputs ----
- * B32: the float32 quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
- * (max first: NaN gives the low bound, as scalar.c's comparison), rounded half to even, plus
- * the zero point, every step exact; uint32 ranges are shifted down by 2^31 for the int32
- * conversion and the sign bit flipped back. F16 / BF16: q + zpf in float32 (+0 without a
- * zero point), one rounding. DQ: x - zp exact in double (|.| < 2^34), one rounding to
- * float32, one product. */
-typedef struct qv_qkc {
-    vf s, zf;
-    __m256d lo, hi, zb;
-    __m256i flip;
-} qv_qkc;
-typedef qv_qkc qv_dkc;
-
-static inline qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+/* AMD Quark's 32-bit types (driver.h): qv_f2d / qv_i2d widen half h of a vector to double,
+ * qv_d2f / qv_d2i narrow two halves back (qv_d2i: whole numbers inside int32). */
+static inline vd qv_f2d(vf v, int h)
 {
-    qv_qkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    int u = p->qmin64 >= 0;
-    k.s = _mm256_set1_ps(p->scale[e]);
-    k.zf = _mm256_set1_ps(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
-    k.lo = _mm256_set1_pd((double)(p->qmin64 - zp));
-    k.hi = _mm256_set1_pd((double)(p->qmax64 - zp));
-    k.zb = _mm256_set1_pd((double)zp - (u ? 2147483648.0 : 0.0));   /* exact: |zp| <= 2^32 */
-    k.flip = _mm256_set1_epi32(u ? (int)0x80000000u : 0);
-    return k;
+    return _mm256_cvtps_pd(h ? _mm256_extractf128_ps(v, 1) : _mm256_castps256_ps128(v));
 }
-
-static inline __m128i qv_b32_half(__m256d d, const qv_qkc *k)
+static inline vd qv_i2d(vi v, int h)
 {
-    d = _mm256_min_pd(_mm256_max_pd(d, k->lo), k->hi);
-    d = _mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm256_cvtpd_epi32(_mm256_add_pd(d, k->zb));
+    return _mm256_cvtepi32_pd(h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v));
 }
-
-static inline void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+static inline vf qv_d2f(vd a, vd b)
 {
-    if (yk == QK_Y_B32) {
-        __m256i c = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(qv_b32_half(_mm256_cvtps_pd(_mm256_castps256_ps128(q)), k)),
-            qv_b32_half(_mm256_cvtps_pd(_mm256_extractf128_ps(q, 1)), k), 1);
-        _mm256_storeu_si256((__m256i *)y, _mm256_xor_si256(c, k->flip));
-    } else {
-        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, _mm256_add_ps(q, k->zf));
-    }
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(a)), _mm256_cvtpd_ps(b), 1);
 }
-
-static inline qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+static inline vi qv_d2i(vd a, vd b)
 {
-    qv_dkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = _mm256_set1_ps(p->scale[e]);
-    /* uint32: x ^ 2^31 read as int32 is x - 2^31 */
-    k.flip = _mm256_set1_epi32(p->is_signed ? 0 : (int)0x80000000u);
-    k.zb = _mm256_set1_pd((p->is_signed ? 0.0 : 2147483648.0) - (double)zp);   /* exact */
-    k.lo = k.hi = k.zb;
-    k.zf = k.s;
-    return k;
-}
-
-static inline vf qv_b32_dvec(const void *x, const qv_dkc *k)
-{
-    __m256i c = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)x), k->flip);
-    __m128 a = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(c)), k->zb));
-    __m128 b = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(c, 1)),
-                                             k->zb));
-    return _mm256_mul_ps(_mm256_insertf128_ps(_mm256_castps128_ps256(a), b, 1), k->s);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(a)),
+                                   _mm256_cvtpd_epi32(b), 1);
 }
 
 #include "generic/driver.h"

@@ -28,13 +28,17 @@
 
 typedef __m512 vf;
 typedef __m512i vi;
+typedef __m512d vd;   /* QV_W / 2 doubles (AMD Quark's 32-bit types, driver.h) */
 
 static inline vf qv_set1(float f) { return _mm512_set1_ps(f); }
 static inline vi qv_set1_i(int32_t v) { return _mm512_set1_epi32(v); }
+static inline vd qv_set1_d(double v) { return _mm512_set1_pd(v); }
 static inline vf qv_loadu_f(const float *p) { return _mm512_loadu_ps(p); }
 static inline vi qv_loadu_i(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
 static inline void qv_storeu_f(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline void qv_storeu_i(void *p, vi v) { _mm512_storeu_si512(p, v); }
 static inline vf qv_add_f(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vd qv_add_d(vd a, vd b) { return _mm512_add_pd(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }   /* a < b ? a : b */
@@ -43,6 +47,7 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vi qv_xor_i(vi a, vi b) { return _mm512_xor_si512(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
 
 /* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
@@ -98,6 +103,11 @@ static inline vi qv_cvt_a(vf q, int mayinf)
     return _mm512_cvtps_epi32(mayinf ? _mm512_min_ps(_mm512_set1_ps(131072.0f), q) : q);
 }
 static inline vi qv_cvt_raw(vf q) { return qv_cvt_a(q, 1); }
+static inline vd qv_clamp_rint_d(vd d, vd lo, vd hi)   /* as avx2.c's */
+{
+    return _mm512_roundscale_pd(_mm512_min_pd(_mm512_max_pd(d, lo), hi),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
 
 /* Integer stores of 4 QV_W raw codes with zero points, as avx2.c's. */
 typedef struct qv_qc {
@@ -395,11 +405,10 @@ static inline vi qv_f6_rec(vf x, vf s, vf rn, int fmt, vi *q0)
  * qv_f6_rec's high bits) and two the high words of s (bit 15 their sign), which the packs
  * turn into bytes alike: lane k of 128 bits holds codes 8k..8k+7 and 32+8k..32+8k+7. Each
  * dword's 4 codes become 24 bits (maddubs, madd), a byte shuffle keeps each lane's 12 bytes,
- * two runs of 6 = 3 words, and a word permutation puts the runs in order. (48 bytes; the
- * full 64-byte store is kept for reference.) */
+ * two runs of 6 = 3 words, and a word permutation puts the runs in order: 48 bytes, stored
+ * as 32 + 16. */
 static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
 {
-    const int full = 0;
     vi r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
     const __m512i lo = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36,
                                         34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8,
@@ -421,13 +430,8 @@ static inline void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4])
     g = _mm512_permutexvar_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 23, 15, 7, 29, 28, 27, 21,
                                                   20, 19, 13, 12, 11, 5, 4, 3, 26, 25, 24, 18,
                                                   17, 16, 10, 9, 8, 2, 1, 0), g);
-    if (full) {
-        _mm512_storeu_si512((void *)y, g);
-    } else {   /* 32 + 16 bytes */
-        _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));
-        _mm_storeu_si128((__m128i *)(y + 32),
-                         _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
-    }
+    _mm256_storeu_si256((__m256i *)y, _mm512_castsi512_si256(g));
+    _mm_storeu_si128((__m128i *)(y + 32), _mm256_castsi256_si128(_mm512_extracti64x4_epi64(g, 1)));
 }
 
 /* q1 of the reciprocal form, or q0 = x * r where q1 is +-0 or NaN (driver.h) */
@@ -455,69 +459,25 @@ static inline vi qv_load6(const unsigned char *x)
     return _mm512_and_si512(g, _mm512_set1_epi32(0x3f));
 }
 
-/* ---- AMD Quark's types, as avx2.c's over 16 lanes ---- */
-typedef struct qv_qkc {
-    vf s, zf;
-    __m512d lo, hi, zb;
-    __m512i flip;
-} qv_qkc;
-typedef qv_qkc qv_dkc;
-
-static inline qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+/* AMD Quark's 32-bit types: the halves of a vector as double, as avx2.c's */
+static inline vd qv_f2d(vf v, int h)
 {
-    qv_qkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    int u = p->qmin64 >= 0;
-    k.s = _mm512_set1_ps(p->scale[e]);
-    k.zf = _mm512_set1_ps(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
-    k.lo = _mm512_set1_pd((double)(p->qmin64 - zp));
-    k.hi = _mm512_set1_pd((double)(p->qmax64 - zp));
-    k.zb = _mm512_set1_pd((double)zp - (u ? 2147483648.0 : 0.0));   /* exact: |zp| <= 2^32 */
-    k.flip = _mm512_set1_epi32(u ? (int)0x80000000u : 0);
-    return k;
+    return _mm512_cvtps_pd(h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
+                             : _mm512_castps512_ps256(v));
 }
-
-static inline __m256i qv_b32_half(__m512d d, const qv_qkc *k)
+static inline vd qv_i2d(vi v, int h)
 {
-    d = _mm512_min_pd(_mm512_max_pd(d, k->lo), k->hi);
-    d = _mm512_roundscale_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm512_cvtpd_epi32(_mm512_add_pd(d, k->zb));
+    return _mm512_cvtepi32_pd(h ? _mm512_extracti64x4_epi64(v, 1) : _mm512_castsi512_si256(v));
 }
-
-static inline void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+static inline vf qv_d2f(vd a, vd b)
 {
-    if (yk == QK_Y_B32) {
-        __m256i lo = qv_b32_half(_mm512_cvtps_pd(_mm512_castps512_ps256(q)), k);
-        __m256i hi = qv_b32_half(_mm512_cvtps_pd(_mm256_castpd_ps(
-                                     _mm512_extractf64x4_pd(_mm512_castps_pd(q), 1))), k);
-        __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        _mm512_storeu_si512(y, _mm512_xor_si512(c, k->flip));
-    } else {
-        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, _mm512_add_ps(q, k->zf));
-    }
+    __m512d lo = _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(a)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_castps_pd(_mm512_cvtpd_ps(b)), 1));
 }
-
-static inline qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+static inline vi qv_d2i(vd a, vd b)
 {
-    qv_dkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = _mm512_set1_ps(p->scale[e]);
-    k.flip = _mm512_set1_epi32(p->is_signed ? 0 : (int)0x80000000u);   /* x - 2^31 as int32 */
-    k.zb = _mm512_set1_pd((p->is_signed ? 0.0 : 2147483648.0) - (double)zp);   /* exact */
-    k.lo = k.hi = k.zb;
-    k.zf = k.s;
-    return k;
-}
-
-static inline vf qv_b32_dvec(const void *x, const qv_dkc *k)
-{
-    __m512i c = _mm512_xor_si512(_mm512_loadu_si512(x), k->flip);
-    __m256 a = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(c)), k->zb));
-    __m256 b = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(c, 1)),
-                                             k->zb));
-    return _mm512_mul_ps(_mm512_castpd_ps(_mm512_insertf64x4(
-                             _mm512_castps_pd(_mm512_castps256_ps512(a)), _mm256_castps_pd(b), 1)),
-                         k->s);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(a)),
+                              _mm512_cvtpd_epi32(b), 1);
 }
 
 #include "generic/driver.h"

@@ -18,6 +18,19 @@
 #define QK_ALWAYS_INLINE static inline
 #endif
 
+/* The SIMD kernels' loops over a chunk's four vectors, unrolled (-O2 does not), so that the
+ * chunk's vectors and parameters stay in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define QD_UNROLL _Pragma("GCC unroll 4")
+#define QD_UNROLL8 _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define QD_UNROLL _Pragma("unroll 4")
+#define QD_UNROLL8 _Pragma("unroll 8")
+#else
+#define QD_UNROLL
+#define QD_UNROLL8
+#endif
+
 static inline uint32_t qk_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float qk_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 

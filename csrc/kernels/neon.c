@@ -31,13 +31,6 @@
 #define QD_LONG_ROWS 0
 #define QD_BLOCK_RUN 0
 
-/* the loops over a chunk's vectors, unrolled so that their arrays stay in registers */
-#if defined(__GNUC__) || defined(__clang__)
-#define QN_UNROLL _Pragma("GCC unroll 4")
-#else
-#define QN_UNROLL
-#endif
-
 typedef float32x4_t vf;
 typedef int32x4_t vi;
 
@@ -190,12 +183,12 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
 {
     if (yk == QK_Y_B16) {
         uint16x4_t h[4];
-        QN_UNROLL
+        QD_UNROLL
         for (int v = 0; v < 4; v++) {
             uint32x4_t zw = vaddw_u16(vreinterpretq_u32_s32(z[v]), vget_low_u16(k->flip16));
             h[v] = vqmovun_s32(vqaddq_s32(c[v], vreinterpretq_s32_u32(zw)));
         }
-        QN_UNROLL
+        QD_UNROLL
         for (int j = 0; j < 2; j++) {
             uint16x8_t b = vminq_u16(vcombine_u16(h[2 * j], h[2 * j + 1]), k->cap16);
             vst1q_u16((uint16_t *)y + 8 * j, veorq_u16(b, k->flip16));
@@ -203,7 +196,7 @@ QK_ALWAYS_INLINE void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], 
         return;
     }
     int16x8_t h[2];
-    QN_UNROLL
+    QD_UNROLL
     for (int j = 0; j < 2; j++) {
         uint16x8_t z16 = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(z[2 * j])),
                                       vmovn_u32(vreinterpretq_u32_s32(z[2 * j + 1])));
@@ -278,7 +271,7 @@ QK_ALWAYS_INLINE void qv_codes4(int dk, unsigned bits, int sgn, vi h, const unsi
         w[0] = vmovl_u8(vget_low_u8(b));
         w[1] = vmovl_high_u8(b);
     }
-    QN_UNROLL
+    QD_UNROLL
     for (int v = 0; v < 4; v++) {
         uint16x8_t u = v & 1 ? vzip2q_u16(w[v >> 1], mg) : vzip1q_u16(w[v >> 1], mg);
         vi fz = vaddq_s32(z[v], vaddq_s32(f, vdupq_n_s32(0x4b000000)));
@@ -382,10 +375,10 @@ QK_ALWAYS_INLINE void qv_store6_4(unsigned char *y, const vi r[4], const vi s[4]
 {
     static const uint8_t g3[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 16, 16, 16};
     uint16x8_t p[2];
-    QN_UNROLL
+    QD_UNROLL
     for (int j = 0; j < 2; j++) {
         uint32x4_t c[2];
-        QN_UNROLL
+        QD_UNROLL
         for (int v = 0; v < 2; v++) {
             uint32x4_t neg = vreinterpretq_u32_s32(vshrq_n_s32(s[2 * j + v], 31));
             c[v] = vorrq_u32(vreinterpretq_u32_s32(r[2 * j + v]), vbicq_u32(vdupq_n_u32(0x20), neg));
@@ -412,68 +405,31 @@ QK_ALWAYS_INLINE vi qv_load6(const unsigned char *x)
     return vreinterpretq_s32_u32(vandq_u32(c, vdupq_n_u32(0x3f)));
 }
 
-/* ---- AMD Quark's int32 / uint32 / float16 / bfloat16 outputs, int32 / uint32 inputs ----
- * B32: the float32 quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
- * (FMAXNM first: a NaN quotient gives the low bound, as scalar.c's comparison), rounded half
- * to even, plus the zero point, every step exact; the low 32 bits of the int64 are the code.
- * F16 / BF16: q + zpf in float32 (+0 without a zero point), one rounding. DQ: x - zp exact in
- * int64 and in double (|.| < 2^33), one rounding to float32, one product. */
-typedef struct qv_qkc {
-    vf s, zf;
-    float64x2_t lo, hi, zp;
-} qv_qkc;
-
-typedef struct qv_dkc {
-    vf s;
-    vi flip;
-    int64x2_t zb;
-} qv_dkc;
-
-QK_ALWAYS_INLINE qv_qkc qv_quark_init(int yk, const qk_qparams *p, size_t e)
+/* AMD Quark's 32-bit types (driver.h): vd holds 2 doubles (half a vector); qv_f2d / qv_i2d
+ * widen half h, qv_d2f / qv_d2i narrow two halves back (qv_d2i: whole numbers inside int32,
+ * through int64); qv_clamp_rint_d: FMAXNM first, so a NaN d gives lo, then FRINTN. */
+typedef float64x2_t vd;
+QK_ALWAYS_INLINE vd qv_set1_d(double v) { return vdupq_n_f64(v); }
+QK_ALWAYS_INLINE vd qv_add_d(vd a, vd b) { return vaddq_f64(a, b); }
+QK_ALWAYS_INLINE vd qv_clamp_rint_d(vd d, vd lo, vd hi)
 {
-    qv_qkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = vdupq_n_f32(p->scale[e]);
-    k.zf = vdupq_n_f32(yk != QK_Y_B32 && p->zpf ? p->zpf[e] : 0.0f);
-    k.lo = vdupq_n_f64((double)(p->qmin64 - zp));
-    k.hi = vdupq_n_f64((double)(p->qmax64 - zp));
-    k.zp = vdupq_n_f64((double)zp);
-    return k;
+    return vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d, lo), hi));
 }
-
-QK_ALWAYS_INLINE int32x2_t qv_b32_half(float64x2_t d, const qv_qkc *k)
+QK_ALWAYS_INLINE vd qv_f2d(vf v, int h)
 {
-    d = vaddq_f64(vrndnq_f64(vminnmq_f64(vmaxnmq_f64(d, k->lo), k->hi)), k->zp);
-    return vmovn_s64(vcvtq_s64_f64(d));
+    return h ? vcvt_high_f64_f32(v) : vcvt_f64_f32(vget_low_f32(v));
 }
-
-QK_ALWAYS_INLINE void qv_quark_store(int yk, void *y, vf q, const qv_qkc *k)
+QK_ALWAYS_INLINE vd qv_i2d(vi v, int h)
 {
-    if (yk == QK_Y_B32)
-        vst1q_s32((int32_t *)y, vcombine_s32(qv_b32_half(vcvt_f64_f32(vget_low_f32(q)), k),
-                                             qv_b32_half(vcvt_high_f64_f32(q), k)));
-    else
-        qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y, vaddq_f32(q, k->zf));
+    return vcvtq_f64_s64(h ? vmovl_high_s32(v) : vmovl_s32(vget_low_s32(v)));
 }
-
-QK_ALWAYS_INLINE qv_dkc qv_b32_init(const qk_dparams *p, size_t e)
+QK_ALWAYS_INLINE vf qv_d2f(vd a, vd b) { return vcvt_high_f32_f64(vcvt_f32_f64(a), b); }
+QK_ALWAYS_INLINE vi qv_d2i(vd a, vd b)
 {
-    qv_dkc k;
-    int64_t zp = p->zp64 ? p->zp64[e] : 0;
-    k.s = vdupq_n_f32(p->scale[e]);
-    /* uint32: x ^ 2^31 read as int32 is x - 2^31, so the zero point moves down by 2^31 */
-    k.flip = vdupq_n_s32(p->is_signed ? 0 : (int32_t)0x80000000u);
-    k.zb = vdupq_n_s64(zp - (p->is_signed ? 0 : (int64_t)1 << 31));
-    return k;
+    return vcombine_s32(vmovn_s64(vcvtq_s64_f64(a)), vmovn_s64(vcvtq_s64_f64(b)));
 }
-
-QK_ALWAYS_INLINE vf qv_b32_dvec(const void *x, const qv_dkc *k)
-{
-    vi c = veorq_s32(vld1q_s32((const int32_t *)x), k->flip);
-    float64x2_t a = vcvtq_f64_s64(vsubq_s64(vmovl_s32(vget_low_s32(c)), k->zb));
-    float64x2_t b = vcvtq_f64_s64(vsubq_s64(vmovl_high_s32(c), k->zb));
-    return vmulq_f32(vcvt_high_f32_f64(vcvt_f32_f64(a), b), k->s);
-}
+QK_ALWAYS_INLINE vi qv_xor_i(vi a, vi b) { return veorq_s32(a, b); }
+QK_ALWAYS_INLINE void qv_storeu_i(void *p, vi v) { vst1q_s32((int32_t *)p, v); }
 
 #include "generic/driver.h"
 
@@ -491,7 +447,7 @@ QK_ALWAYS_INLINE vf qv_b32_dvec(const void *x, const qv_dkc *k)
 static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
 {
     float32x4_t lo[4], hi[4];
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 0; k < 4; k++) {
         lo[k] = vdupq_n_f32(INFINITY);
         hi[k] = vdupq_n_f32(-INFINITY);
@@ -500,11 +456,11 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     while (n - i >= QD_U) {
         size_t end = i + (n - i < QN_MM_BLOCK ? (n - i) / QD_U * QD_U : QN_MM_BLOCK);
         float32x4_t bl[4], bh[4];
-        QN_UNROLL
+        QD_UNROLL
         for (int k = 0; k < 4; k++) { bl[k] = lo[k]; bh[k] = hi[k]; }
         for (size_t j = i; j < end; j += QD_U) {
             float32x4x4_t v = vld1q_f32_x4(x + j);   /* one instruction: fewer micro-ops */
-            QN_UNROLL
+            QD_UNROLL
             for (int k = 0; k < 4; k++) {
                 bl[k] = vminq_f32(bl[k], v.val[k]);
                 bh[k] = vmaxq_f32(bh[k], v.val[k]);
@@ -513,11 +469,11 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
         uint32x4_t ok = vandq_u32(vandq_u32(vceqq_f32(bl[0], bl[0]), vceqq_f32(bl[1], bl[1])),
                                   vandq_u32(vceqq_f32(bl[2], bl[2]), vceqq_f32(bl[3], bl[3])));
         if (vminvq_u32(ok) != 0) {
-            QN_UNROLL
+            QD_UNROLL
             for (int k = 0; k < 4; k++) { lo[k] = bl[k]; hi[k] = bh[k]; }
         } else {
             for (size_t j = i; j < end; j += QD_U) {
-                QN_UNROLL
+                QD_UNROLL
                 for (int k = 0; k < 4; k++) {
                     float32x4_t v = vld1q_f32(x + j + 4 * k);
                     lo[k] = vbslq_f32(vcltq_f32(v, lo[k]), v, lo[k]);
@@ -527,7 +483,7 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
         }
         i = end;
     }
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 1; k < 4; k++) {
         lo[0] = vbslq_f32(vcltq_f32(lo[k], lo[0]), lo[k], lo[0]);
         hi[0] = vbslq_f32(vcgtq_f32(hi[k], hi[0]), hi[k], hi[0]);
@@ -535,7 +491,7 @@ static void QD_N(minmax)(const float *x, size_t n, float *mn, float *mx)
     float l[4], h[4], a = INFINITY, b = -INFINITY;
     vst1q_f32(l, lo[0]);
     vst1q_f32(h, hi[0]);
-    QN_UNROLL
+    QD_UNROLL
     for (int k = 0; k < 4; k++) {
         if (l[k] < a) a = l[k];
         if (h[k] > b) b = h[k];

@@ -69,10 +69,4 @@ QK_ALWAYS_INLINE void qx_store32(void *p, __m128i v)
     memcpy(p, &w, 4);
 }
 
-QK_ALWAYS_INLINE void qx_store16(void *p, __m128i v)
-{
-    uint16_t w = (uint16_t)_mm_cvtsi128_si32(v);
-    memcpy(p, &w, 2);
-}
-
 #endif

@@ -35,19 +35,6 @@
 #define QD_NOINLINE static __attribute__((noinline))
 #endif
 
-/* The loops over a chunk's four vectors, unrolled (-O2 does not), so that the chunk's
- * vectors and parameters stay in registers. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define QD_UNROLL _Pragma("GCC unroll 4")
-#define QD_UNROLL8 _Pragma("GCC unroll 8")
-#elif defined(__clang__)
-#define QD_UNROLL _Pragma("unroll 4")
-#define QD_UNROLL8 _Pragma("unroll 8")
-#else
-#define QD_UNROLL
-#define QD_UNROLL8
-#endif
-
 #define QD_N(name) QD_N2(QV_ISA, name)
 #define QD_N2(isa, name) QD_N3(isa, name)
 #define QD_N3(isa, name) isa##_##name
@@ -113,7 +100,7 @@ QD_INLINE int qd_d2y(int dk)
 }
 QD_INLINE unsigned qd_dper(int dk) { return qd_yper(qd_d2y(dk)); }
 QD_INLINE size_t qd_xbytes(int dk, size_t m) { return qd_ybytes(qd_d2y(dk), m); }
-QD_INLINE size_t qd_osize(int ok) { return ok == QK_O_F32 ? 4u : 2u; }
+QD_INLINE size_t qd_osize(int ok) { return ok == QK_O_F32 ? 4u : ok == QK_O_E8M0 ? 1u : 2u; }
 QD_INLINE int qd_dfmt(int dk) { return qd_fmt(qd_d2y(dk)); }
 
 /* byte offset of the group holding slot `slot` of packed data */
@@ -128,25 +115,41 @@ QD_INLINE int qd_disjoint(const void *x, size_t xb, const void *y, size_t yb)
     return a + xb <= b || b + yb <= a;
 }
 
-/* ---- quantize ---- */
+/* A field of the run's parameters P: qk_dparams when dequantizing (dq), else qk_qparams. */
+#define QD_PF(dq, P, f) ((dq) ? ((const qk_dparams *)(P))->f : ((const qk_qparams *)(P))->f)
 
-/* The scalar kernel on elements [a, b) of the run (x, y, phase: the run's). */
+/* The scalar kernel on elements [a, b) of the run (x, y, p: the run's). qd_sub: the sub-run's
+ * pos and phase, and the offset of its first byte on the packed side (y when quantizing, x
+ * when dequantizing), whose kind is pk (an output kind). */
+QD_INLINE size_t qd_sub(int pk, size_t *pos, unsigned *phase, size_t a)
+{
+    unsigned per = qd_yper(pk);
+    *pos += a;
+    if (per == 1) return qd_ybytes(pk, a);
+    size_t slot = *phase + a;
+    *phase = (unsigned)(slot % per);
+    return qd_goff(per, per == 4 && pk != QK_Y_P2 ? 3u : 1u, slot);
+}
+
 QD_NOINLINE void qd_qscalar(int xk, int qk, int yk, const char *x, unsigned char *y,
                             size_t a, size_t b, const qk_qparams *p)
 {
     if (a >= b) return;
     qk_qparams q = *p;
-    unsigned per = qd_yper(yk);
-    q.pos = p->pos + a;
-    if (per > 1) {
-        size_t slot = p->phase + a;
-        q.phase = (unsigned)(slot % per);
-        y += qd_goff(per, per == 4 && yk != QK_Y_P2 ? 3u : 1u, slot);
-    } else {
-        y += qd_ybytes(yk, a);
-    }
-    qk_quant_scalar(xk, qk, yk, x + a * qd_xsize(xk), y, b - a, &q);
+    size_t g = qd_sub(yk, &q.pos, &q.phase, a);
+    qk_quant_scalar(xk, qk, yk, x + a * qd_xsize(xk), y + g, b - a, &q);
 }
+
+QD_NOINLINE void qd_dscalar(int dk, int ok, const char *x, unsigned char *y, size_t a, size_t b,
+                            const qk_dparams *p)
+{
+    if (a >= b) return;
+    qk_dparams q = *p;
+    size_t g = qd_sub(qd_d2y(dk), &q.pos, &q.phase, a);
+    qk_dequant_scalar(dk, ok, x + g, y + a * qd_osize(ok), b - a, &q);
+}
+
+/* ---- quantize ---- */
 
 /* x rounded to the quotient precision */
 QD_INLINE vf qd_numer(int xk, int qk, const char *x)
@@ -314,23 +317,6 @@ QD_INLINE void qd_qpair(int xk, int qk, int yk, int negs, const char *x, unsigne
 
 /* ---- dequantize ---- */
 
-QD_NOINLINE void qd_dscalar(int dk, int ok, const unsigned char *x, unsigned char *y,
-                            size_t a, size_t b, const qk_dparams *p)
-{
-    if (a >= b) return;
-    qk_dparams q = *p;
-    unsigned per = qd_dper(dk);
-    q.pos = p->pos + a;
-    if (per > 1) {
-        size_t slot = p->phase + a;
-        q.phase = (unsigned)(slot % per);
-        x += qd_goff(per, per == 4 && dk != QK_D_P2 ? 3u : 1u, slot);
-    } else {
-        x += qd_xbytes(dk, a);
-    }
-    qk_dequant_scalar(dk, ok, x, y + a * (ok == QK_O_E8M0 ? 1u : qd_osize(ok)), b - a, &q);
-}
-
 QD_INLINE int qd_float_in(int dk) { return dk >= QK_D_E4M3FN; }
 
 /* QV_W values: integer codes (signed when sgn is 1; sgn 2: sign-extended by h) minus the
@@ -386,33 +372,6 @@ QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const uns
 /* Pointers to 4 consecutive vectors of inputs from x. */
 #define QD_XV(x, xs) {(x), (x) + QV_W * (xs), (x) + 2 * QV_W * (xs), (x) + 3 * QV_W * (xs)}
 
-/* The parameters of a stretch of chunks that share one entry: the segment's, broadcast. */
-QD_INLINE qd_pv qd_const_pv(const qd_src *c)
-{
-    qd_pv pv;
-    QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        pv.s[v] = c->cs; pv.r[v] = c->cr; pv.f[v] = c->cf; pv.z[v] = c->cz;
-    }
-    return pv;
-}
-
-/* One entry broadcast over a chunk. */
-QD_INLINE qd_pv qd_ent_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
-                          size_t e, unsigned need)
-{
-    qd_pv pv;
-    vf s = qv_set1(sp[e]);
-    vf r = need & QD_R ? qv_set1(rp[e]) : qv_set1(1.0f);
-    vf f = need & QD_F && fp ? qv_set1(fp[e]) : qv_set1(0.0f);
-    vi z = need & QD_Z && zp ? qv_set1_i(zp[e]) : qv_set1_i(0);
-    QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
-    }
-    return pv;
-}
-
 /* Blocks of whole chunks whose entries follow one another (plain blocks, or blocks along a
  * last axis of whole blocks): a loop per entry with the entry in registers, no segment walk.
  * A vector layer may leave it out (code size). */
@@ -428,11 +387,7 @@ QD_INLINE int qd_block_run(const qd_src *c)
 /* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
  * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
  * broadcast vectors. */
-typedef struct qd_segw {
-    size_t e, segend, rowend;
-} qd_segw;
-
-QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned need)
+QD_INLINE void qd_segw_next(const qd_src *c, qd_seg *w, qd_pv *pv, unsigned need)
 {
     size_t end = w->segend;
     if (end == w->rowend) {
@@ -442,17 +397,15 @@ QD_INLINE void qd_segw_next(const qd_src *c, qd_segw *w, qd_pv *pv, unsigned nee
         w->e++;
     }
     w->segend = end + c->blk < w->rowend ? end + c->blk : w->rowend;
-    *pv = qd_ent_pv(c->s, c->r, c->f, c->z, w->e - c->ebase, need);
+    *pv = qd_ent_pv(c->s, c->r, c->f, c->z, w->e - c->ebase, 0, need);
 }
 
 /* Back into c after a stretch that ended inside its segment (the stretch loop's caller moves
  * c on when it ended on the segment's end). */
-QD_INLINE void qd_segw_put(qd_src *c, const qd_segw *w)
+QD_INLINE void qd_segw_put(qd_src *c, const qd_seg *w)
 {
-    if (w->segend == c->segend) return;   /* (segend only grows; e may wrap) */
-    c->e = w->e;
-    c->segend = w->segend;
-    c->rowend = w->rowend;
+    if (w->segend == c->sg.segend) return;   /* (segend only grows; e may wrap) */
+    c->sg = *w;
     qd_seg_load(c);
 }
 
@@ -463,8 +416,8 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 {
     size_t k;
     if (c->mode == QD_UNI || (c->mode == QD_SEG && c->sega)) return (lim - i) / QD_U * QD_U;
-    if (c->mode != QD_SEG || c->segend - c->j < QD_U) return 0;
-    k = (c->segend - c->j) / QD_U * QD_U;
+    if (c->mode != QD_SEG || c->sg.segend - c->j < QD_U) return 0;
+    k = (c->sg.segend - c->j) / QD_U * QD_U;
     return k < lim - i ? k : (lim - i) / QD_U * QD_U;
 }
 
@@ -481,8 +434,10 @@ typedef struct qd_op {
 } qd_op;
 
 /* A field of the run's parameters P (qk_qparams or qk_dparams by o->dq). */
-#define QD_P(o, P, f) ((o)->dq ? ((const qk_dparams *)(P))->f : ((const qk_qparams *)(P))->f)
+#define QD_P(o, P, f) QD_PF((o)->dq, P, f)
 #define QD_RS(o, P) ((o)->dq ? NULL : ((const qk_qparams *)(P))->rscale)
+#define QD_SCALAR(o, x, y, a, b, P) ((o)->dq ? qd_dscalar((o)->dk, (o)->ok, x, y, a, b, P) \
+                                     : qd_qscalar((o)->xk, (o)->qk, (o)->yk, x, y, a, b, P))
 
 /* Elements per packed group of the packed side (y when quantizing, x when dequantizing),
  * and bytes per group. */
@@ -508,15 +463,6 @@ QD_INLINE size_t qd_xat(const qd_op *o, const void *P, size_t a)
 QD_INLINE size_t qd_yat(const qd_op *o, const void *P, size_t a)
 {
     return !o->dq && qd_per(o) > 1 ? qd_goff(qd_per(o), qd_gb(o), QD_P(o, P, phase) + a) : qd_yo(o, a);
-}
-
-QD_INLINE void qd_scalar(const qd_op *o, const char *x, unsigned char *y, size_t a, size_t b,
-                         const void *P)
-{
-    if (o->dq)
-        qd_dscalar(o->dk, o->ok, (const unsigned char *)x, y, a, b, (const qk_dparams *)P);
-    else
-        qd_qscalar(o->xk, o->qk, o->yk, x, y, a, b, (const qk_qparams *)P);
 }
 
 /* One chunk of consecutive elements (x, y: its first input and output byte). */
@@ -581,9 +527,9 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
     if (fast && qd_block_run(c)) {
         const float *sp = c->s, *rp = c->r, *fp = c->f;
         const int32_t *zp = c->z;
-        size_t e = c->e - c->ebase, stop = c->segend - c->j, j0 = c->j;
+        size_t e = c->sg.e - c->ebase, stop = c->sg.segend - c->j, j0 = c->j;
         for (; i < m; e++, stop += c->blk) {
-            qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, need);
+            qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, 0, need);
             for (stop = stop < m ? stop : m; i < stop; i += QD_U)
                 qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
         }
@@ -600,7 +546,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
             /* with segments on chunk boundaries, one inner loop per segment, its entry in
              * registers */
             size_t jb = c->j - i0;   /* absolute position of element 0 */
-            qd_segw w = {c->e, c->segend, c->rowend};
+            qd_seg w = c->sg;
             qd_pv pv = qd_const_pv(c);
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
@@ -618,7 +564,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                     qv_stream64(y + qd_yo(o, i0) + b, buf.b + b);
             if (!uni) {
                 c->j += i - i0;
-                if (c->j == c->segend) qd_seg_next(c);
+                if (c->j == c->sg.segend) qd_seg_next(c);
             }
         } else if (lim - i >= QD_U) {   /* (fast: entries per element, chunk after chunk) */
             do {
@@ -637,21 +583,6 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
     }
 }
 
-
-/* The parameter vectors of one column of a tile: the same entries for its four rows. */
-QD_INLINE qd_pv qd_col_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
-                          size_t e, unsigned need)
-{
-    qd_pv pv;
-    vf sv = qv_loadu_f(sp + e), rv = need & QD_R ? qv_loadu_f(rp + e) : qv_set1(1.0f);
-    vf fv = need & QD_F && fp ? qv_loadu_f(fp + e) : qv_set1(0.0f);
-    vi zv = need & QD_Z && zp ? qv_loadu_i(zp + e) : qv_set1_i(0);
-    QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        pv.s[v] = sv; pv.r[v] = rv; pv.f[v] = fv; pv.z[v] = zv;
-    }
-    return pv;
-}
 
 /* Rows of at least QD_LONG elements whose entries vary along the row go one row at a time:
  * chunks straight into y with their entries loaded per vector (the last chunk moved back to
@@ -730,7 +661,7 @@ QD_INLINE void qd_tile_cols(const qd_op *o, const char *x, unsigned char *y, siz
     union { vi v[1]; unsigned char b[4 * 4 * QV_W]; } tmp;
     for (size_t k0 = 0; k0 < K; k0 += QV_W) {
         size_t kk = k0 + QV_W > K ? K - QV_W : k0;
-        qd_pv pv = rpv ? *rpv : qd_col_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
+        qd_pv pv = rpv ? *rpv : qd_ent_pv(pp[0], pp[1], pp[2], zp, e + kk, 1, need);
         const char *xv[4] = {x + ro[0] * xrow + qd_xo(o, kk), x + ro[1] * xrow + qd_xo(o, kk),
                              x + ro[2] * xrow + qd_xo(o, kk), x + ro[3] * xrow + qd_xo(o, kk)};
         unsigned char *yr[4] = {y + ro[0] * yrow + qd_yo(o, kk), y + ro[1] * yrow + qd_yo(o, kk),
@@ -786,7 +717,7 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
     unsigned per = qd_per(o);
     size_t h = per > 1 ? (per - (QD_P(o, P, phase) + a) % per) % per : 0, done = 0;
     if (h > b - a) h = b - a;
-    qd_scalar(o, x, y, a, a + h, P);
+    QD_SCALAR(o, x, y, a, a + h, P);
     a += h;
     size_t mt = (b - a) / per * per;
     if (mt >= QD_U) {
@@ -796,7 +727,7 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
         done = qd_body(o, x + qd_xat(o, P, a), y + qd_yat(o, P, a), mt, ovl, &c, need,
                        QD_STREAM(o, P));
     }
-    qd_scalar(o, x, y, a + done, b, P);
+    QD_SCALAR(o, x, y, a + done, b, P);
 }
 
 /* A run of n elements; full: whole rows of a kdim layout (or of one-entry rows) go through
@@ -837,27 +768,73 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int
 
 
 #if QV_QUARK
-/* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x: the true quotient
- * (these outputs keep all of it), then the vector layer's qv_quark_store. One entry per
- * stretch: runs are split where the entry changes, stretches shorter than QD_U go to the
- * scalar kernel. */
-QD_INLINE void qd_quark(int yk, const void *xv, void *yv, size_t n, const qk_qparams *p)
+/* AMD Quark's int32 / uint32 / float16 / bfloat16 outputs of float32 x (the true quotient:
+ * these outputs keep all of it) and int32 / uint32 inputs, over the layer's double halves (vd).
+ * B32 outputs: the quotient widened to double, clamped there to [qmin64 - zp, qmax64 - zp]
+ * (NaN gives the low bound, as scalar.c's comparison), rounded half to even, plus the zero
+ * point, every step exact; uint32 ranges are shifted down by 2^31 for the int32 conversion and
+ * the sign bit flipped back. F16 / BF16: q + zpf in float32 (+0 without a zero point), one
+ * rounding. B32 inputs: x - zp exact in double (|.| < 2^34; uint32 x read as int32 x - 2^31),
+ * one rounding to float32, one product. */
+typedef struct qd_qkc {
+    vf s, zf;
+    vd lo, hi, zb;   /* dequantizing: zb = 2^31 - zp for uint32, else -zp (lo, hi unused) */
+    vi flip;
+} qd_qkc;
+
+QD_INLINE qd_qkc qd_quark_init(int dq, int yk, const void *P, size_t e)
 {
-    const float *x = (const float *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    size_t ys = qd_ybytes(yk, 1);
-    for (size_t a = 0, len; a < n; a += len) {
-        size_t e = QK_QENTRY(p, a, &len), i = a;
-        if (len > n - a) len = n - a;
-        if (len >= QD_U) {
-            qv_qkc kc = qv_quark_init(yk, p, e);
-            for (; a + len - i >= QV_W; i += QV_W)
-                qv_quark_store(yk, y + i * ys, qv_div(qv_loadu_f(x + i), kc.s), &kc);
-        }
-        qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len, p);
-    }
+    const qk_qparams *q = (const qk_qparams *)P;
+    const int64_t *z64 = QD_PF(dq, P, zp64);
+    int64_t zp = z64 ? z64[e] : 0;
+    int u = dq ? !((const qk_dparams *)P)->is_signed : q->qmin64 >= 0;
+    double sh = u ? 2147483648.0 : 0.0;
+    qd_qkc k;
+    k.s = qv_set1(QD_PF(dq, P, scale)[e]);
+    k.zf = qv_set1(!dq && yk != QK_Y_B32 && q->zpf ? q->zpf[e] : 0.0f);
+    k.lo = qv_set1_d(dq ? 0.0 : (double)(q->qmin64 - zp));
+    k.hi = qv_set1_d(dq ? 0.0 : (double)(q->qmax64 - zp));
+    k.zb = qv_set1_d(dq ? sh - (double)zp : (double)zp - sh);   /* exact: |zp| <= 2^32 */
+    k.flip = qv_set1_i(u ? (int32_t)0x80000000u : 0);
+    return k;
 }
 
+/* One entry per stretch: runs are split where the entry changes, stretches shorter than QD_U
+ * go to the scalar kernel. */
+QD_INLINE void qd_quark(int dq, int yk, int ok, const void *xv, void *yv, size_t n, const void *P)
+{
+    const unsigned char *x = (const unsigned char *)xv;
+    unsigned char *y = (unsigned char *)yv;
+    size_t ys = dq ? qd_osize(ok) : qd_ybytes(yk, 1);
+    for (size_t a = 0, len; a < n; a += len) {
+        size_t e = qk_entry(QD_PF(dq, P, blk), QD_PF(dq, P, pos), QD_PF(dq, P, row),
+                            QD_PF(dq, P, erow), QD_PF(dq, P, kdim), QD_PF(dq, P, ebase), a, &len);
+        size_t i = a;
+        if (len > n - a) len = n - a;
+        if (len >= QD_U) {
+            qd_qkc k = qd_quark_init(dq, yk, P, e);
+            for (; a + len - i >= QV_W; i += QV_W) {
+                if (dq) {
+                    vi c = qv_xor_i(qv_loadu_i((const int32_t *)x + i), k.flip);
+                    vf d = qv_d2f(qv_add_d(qv_i2d(c, 0), k.zb), qv_add_d(qv_i2d(c, 1), k.zb));
+                    qv_store_out(ok, y + i * ys, qv_mul(d, k.s));
+                } else if (yk == QK_Y_B32) {
+                    vf q = qv_div(qv_loadu_f((const float *)x + i), k.s);
+                    vd d0 = qv_clamp_rint_d(qv_f2d(q, 0), k.lo, k.hi);
+                    vd d1 = qv_clamp_rint_d(qv_f2d(q, 1), k.lo, k.hi);
+                    vi c = qv_d2i(qv_add_d(d0, k.zb), qv_add_d(d1, k.zb));
+                    qv_storeu_i(y + i * ys, qv_xor_i(c, k.flip));
+                } else {
+                    vf q = qv_div(qv_loadu_f((const float *)x + i), k.s);
+                    qv_store_out(yk == QK_Y_F16 ? QK_O_F16 : QK_O_BF16, y + i * ys,
+                                 qv_add_f(q, k.zf));
+                }
+            }
+        }
+        if (dq) qd_dscalar(QK_D_B32, ok, (const char *)x, y, i, a + len, (const qk_dparams *)P);
+        else qd_qscalar(QK_X_F32, QK_Q_F32, yk, (const char *)x, y, i, a + len, P);
+    }
+}
 #endif
 
 /* Loops of their own for the float zero point and the reciprocal form; the rest
@@ -870,7 +847,7 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y
     if (n == 0) return;
     if (qd_is_quark(yk)) {
 #if QV_QUARK
-        qd_quark(yk, x, y, n, p);
+        qd_quark(0, yk, 0, x, y, n, p);
 #endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
@@ -899,27 +876,6 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
            QD_S | (qd_float_in(dk) ? QD_F : QD_Z));
 }
 
-#if QV_QUARK
-/* int32 / uint32 codes (AMD Quark) -> float32 (or rounded from it to float16 / bfloat16):
- * one entry per stretch, as qd_quark. */
-QD_INLINE void qd_deq_b32(int ok, const void *xv, void *yv, size_t n, const qk_dparams *p)
-{
-    const unsigned char *x = (const unsigned char *)xv;
-    unsigned char *y = (unsigned char *)yv;
-    for (size_t a = 0, len; a < n; a += len) {
-        size_t e = QK_QENTRY(p, a, &len), i = a;
-        if (len > n - a) len = n - a;
-        if (len >= QD_U) {
-            qv_dkc kc = qv_b32_init(p, e);
-            for (; a + len - i >= QV_W; i += QV_W)
-                qv_store_out(ok, y + i * qd_osize(ok), qv_b32_dvec(x + 4 * i, &kc));
-        }
-        qd_dscalar(QK_D_B32, ok, x, y, i, a + len, p);
-    }
-}
-
-#endif
-
 /* Loops of their own for 8- and 16-bit codes by signedness, and one for the sub-byte codes
  * (bits and signedness read at run time: sgn 2 below); the float zero point is a run-time
  * value. */
@@ -929,7 +885,7 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
     if (n == 0) return;
     if (dk == QK_D_B32) {
 #if QV_QUARK
-        qd_deq_b32(ok, x, y, n, p);
+        qd_quark(1, QK_Y_B32, ok, x, y, n, p);
 #endif
     } else if (qd_float_in(dk)) {
         qd_deq2(dk, ok, 8, 0, full, x, y, n, p);

@@ -40,6 +40,11 @@ typedef struct qd_pv {
 /* The reciprocal form's bound on x for a scale s (driver.h): QD_RK s, exact. */
 #define QD_XL(s) qv_mul(qv_set1(131072.0f), (s))
 
+/* SEG: a segment's entry, its end and the end of its row (absolute positions). */
+typedef struct qd_seg {
+    size_t e, segend, rowend;
+} qd_seg;
+
 typedef struct qd_src {
     int mode;
     int sega;                   /* SEG: every segment boundary of the body falls on a chunk */
@@ -48,7 +53,7 @@ typedef struct qd_src {
     const int32_t *z;
     size_t blk, row, erow, kdim, ebase;
     size_t j;                   /* absolute position of the next chunk */
-    size_t e, segend, rowend;   /* SEG: entry, end of its segment, end of its row */
+    qd_seg sg;                  /* SEG: the current segment */
     size_t kend, prow, rowbase, gleft, rleft;   /* KROW: end of the K-row, its entries */
     vf cs, cr, cf;              /* SEG: the current entry, broadcast */
     vi cz;
@@ -66,7 +71,7 @@ typedef struct qd_src {
 
 QD_INLINE void qd_seg_load(qd_src *c)
 {
-    size_t e = c->e - c->ebase;
+    size_t e = c->sg.e - c->ebase;
     c->cs = qv_set1(c->s[e]);
     c->cr = qv_set1(c->r ? c->r[e] : 1.0f);
     c->cf = qv_set1(c->f ? c->f[e] : 0.0f);
@@ -77,14 +82,14 @@ QD_INLINE void qd_seg_load(qd_src *c)
  * body goes on: the arrays end with the run). */
 QD_INLINE void qd_seg_next(qd_src *c)
 {
-    size_t end = c->segend;
-    if (end == c->rowend) {
-        c->e = (c->rowend / c->row) * c->erow;
-        c->rowend += c->row;
+    size_t end = c->sg.segend;
+    if (end == c->sg.rowend) {
+        c->sg.e = (c->sg.rowend / c->row) * c->erow;
+        c->sg.rowend += c->row;
     } else {
-        c->e++;
+        c->sg.e++;
     }
-    c->segend = end + c->blk < c->rowend ? end + c->blk : c->rowend;
+    c->sg.segend = end + c->blk < c->sg.rowend ? end + c->blk : c->sg.rowend;
     if (end < c->jend) qd_seg_load(c);
 }
 
@@ -217,9 +222,9 @@ static void qd_src_seek(qd_src *c, size_t j)
         c->mode = QD_EXP;
     }
     if (c->mode == QD_UNI || c->mode == QD_SEG) {
-        c->e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
-        c->segend = j + len;
-        c->rowend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
+        c->sg.e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
+        c->sg.segend = j + len;
+        c->sg.rowend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
         c->sega = c->mode == QD_SEG && len % QD_U == 0 && c->blk % QD_U == 0 &&
                   (c->row == 0 || c->row % c->blk % QD_U == 0);
         qd_seg_load(c);
@@ -251,7 +256,7 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
     else c->mode = c->segok ? QD_SEG : QD_EXP;
     qd_src_seek(c, j);
 }
-/* The parameter vectors of 4 consecutive vectors of entries (per element) from e on. */
+/* 4 consecutive vectors of entries (per element) from e on. */
 QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
                           size_t e, unsigned need)
 {
@@ -263,6 +268,34 @@ QD_INLINE qd_pv qd_run_pv(const float *sp, const float *rp, const float *fp, con
         pv.r[v] = need & QD_R ? qv_loadu_f(rp + o) : qv_set1(1.0f);
         pv.f[v] = need & QD_F && fp ? qv_loadu_f(fp + o) : qv_set1(0.0f);
         pv.z[v] = need & QD_Z && zp ? qv_loadu_i(zp + o) : qv_set1_i(0);
+    }
+    return pv;
+}
+
+/* The same parameters for a chunk's 4 vectors: entry e broadcast, or with ld QV_W entries
+ * from e on (a column of a tile's rows). */
+QD_INLINE qd_pv qd_ent_pv(const float *sp, const float *rp, const float *fp, const int32_t *zp,
+                          size_t e, int ld, unsigned need)
+{
+    qd_pv pv;
+    vf s = ld ? qv_loadu_f(sp + e) : qv_set1(sp[e]);
+    vf r = !(need & QD_R) ? qv_set1(1.0f) : ld ? qv_loadu_f(rp + e) : qv_set1(rp[e]);
+    vf f = !(need & QD_F) || !fp ? qv_set1(0.0f) : ld ? qv_loadu_f(fp + e) : qv_set1(fp[e]);
+    vi z = !(need & QD_Z) || !zp ? qv_set1_i(0) : ld ? qv_loadu_i(zp + e) : qv_set1_i(zp[e]);
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = s; pv.r[v] = r; pv.f[v] = f; pv.z[v] = z;
+    }
+    return pv;
+}
+
+/* The parameters of a stretch of chunks that share one entry: the segment's, broadcast. */
+QD_INLINE qd_pv qd_const_pv(const qd_src *c)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        pv.s[v] = c->cs; pv.r[v] = c->cr; pv.f[v] = c->cf; pv.z[v] = c->cz;
     }
     return pv;
 }
@@ -311,11 +344,11 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
     if (c->mode == QD_SEG) {
         QD_UNROLL
         for (int v = 0; v < 4; v++, j += QV_W) {
-            if (j + QV_W <= c->segend) {
+            if (j + QV_W <= c->sg.segend) {
                 pv->s[v] = c->cs; pv->r[v] = c->cr; pv->f[v] = c->cf; pv->z[v] = c->cz;
-                if (j + QV_W == c->segend) qd_seg_next(c);
+                if (j + QV_W == c->sg.segend) qd_seg_next(c);
             } else {   /* k lanes of this segment, the rest of the next */
-                unsigned k = (unsigned)(c->segend - j);
+                unsigned k = (unsigned)(c->sg.segend - j);
                 vf s = c->cs, r = c->cr, f = c->cf;
                 vi z = c->cz;
                 qd_seg_next(c);
@@ -372,7 +405,7 @@ QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need, int fast)
     qd_pv pv;
     size_t j = c->j;
     c->j = j + QD_U;
-    if (c->mode == QD_UNI || (c->mode == QD_SEG && j + QD_U < c->segend)) {
+    if (c->mode == QD_UNI || (c->mode == QD_SEG && j + QD_U < c->sg.segend)) {
         vf s = c->cs, r = c->cr, f = c->cf;
         vi z = c->cz;
         QD_UNROLL
