@@ -21,13 +21,15 @@ qsimd_sources() {
 # leave them uninstrumented (QSIMD_UNSANITIZED for setup.py, QSIMD_LIB_PLAIN for clib.sh), as
 # instrumenting code that never runs here costs minutes and checks nothing.
 qsimd_unrunnable() {
-    local flags out=() g
+    local flags out=() tier f g
     [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ] || return 0
     flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-    has() { local f; for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
-    has sse4_1 || out+=(sse41)
-    has avx2 fma f16c || out+=(avx2)
-    has avx512f avx512bw avx512dq avx512vl || out+=(avx512)
+    # group:the CPU flags its kernels need (as cpu.c checks them)
+    for tier in "sse41:sse4_1" "avx2:avx2 fma f16c" "avx512:avx512f avx512bw avx512dq avx512vl"; do
+        for f in ${tier#*:}; do
+            case "$flags" in *" $f "*) ;; *) out+=("${tier%%:*}"); break ;; esac
+        done
+    done
     g="${out[*]}"; echo "${g// /,}"
 }
 

@@ -81,7 +81,6 @@ fi
 
 if [ -f "$src/tests/c/test_api_threads.c" ]; then
     echo "-- tests/c/test_api_threads.c under ThreadSanitizer (first use, set_isa, every operator)"
-    . "$here/clib.sh"
     cc="$QSIMD_ASAN_CC -fsanitize=thread -g $QSIMD_ASAN_OPT"
     QSIMD_LIB_KERNEL_FLAGS=-g0 QSIMD_LIB_PLAIN=$(qsimd_unrunnable) \
         build_qsimd_lib "$cc" "$dir/tsanlib" "$src"
