@@ -390,6 +390,7 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
             return _chain_call(_chain, x, out, yt, packed, perm_t)
         self._setup(True, scale, st, zp, -1, yt, axis, block_size, sat, prec, packed, threads,
                     chained)
+        self._set_chain(chain, perm_t or ())
         return
 
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,

@@ -83,16 +83,18 @@ def float_input(value, argname: str, codes, ints_exact: bool,
             a = python_ints(a, 6, argname) if ints_exact else a.astype(np.float32)
         elif not isinstance(value, np.generic) and a.dtype in (np.float64, np.longdouble):
             a = a.astype(np.float32)   # Python floats and lists
-    return _of_codes(a, argname, codes, limit, "be " + names(codes), True)
+    return _of_codes(a, argname, codes, limit, "be {}", True)
 
 
 def _of_codes(a, argname, codes, limit, expected, float_hint=False):
-    """a (native, checked in size) and its code, which must be one of `codes`."""
+    """a (native, checked in size) and its code, which must be one of `codes`. `expected`
+    takes the list of `codes` at {} in the message (built only on an error: names() costs
+    more than the rest of a small call)."""
     code = DTYPE_TO_CODE.get(a.dtype.newbyteorder("=")) if a.dtype.kind != "O" else None
     if code is None or code not in codes:
         hint = " (cast it to float32 first: qsimd never rounds it silently)" \
             if float_hint and a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
-        raise TypeError(f"{argname} must {expected}, got {a.dtype}{hint}")
+        raise TypeError(f"{argname} must {expected.format(names(codes))}, got {a.dtype}{hint}")
     check_size(a, argname, limit)
     return native(a), code
 
@@ -126,7 +128,7 @@ def typed_array(value, argname: str, code_hint, codes, limit=None) -> tuple[np.n
             if code_hint in FLOAT_ZP_CODES:
                 return python_floats(a, code_hint, argname), code_hint
             return python_ints(a, code_hint, argname), code_hint
-    return _of_codes(a, argname, codes, limit, f"have a quantized type ({names(codes)})")
+    return _of_codes(a, argname, codes, limit, "have a quantized type ({})")
 
 
 def is_zero_code(value) -> bool:

@@ -1146,6 +1146,9 @@ cdef extern from *:
     void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
 
 
+cdef class Chain   # below: a prepared quantizer's preprocessing chain
+
+
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
     cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
@@ -1154,6 +1157,9 @@ cdef class _Prepared:
     cdef int64_t c_axis, c_block
     cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
     cdef object _scale_arr, _zp_arr, _slow
+    cdef Chain chain           # a preprocessing chain in front (None: none)
+    cdef int perm_len
+    cdef int64_t perm[32]
 
     def __cinit__(self, *args, **kwargs):
         self.vcall = qs_prep_vcall_ptr
@@ -1185,6 +1191,16 @@ cdef class _Prepared:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
 
+    def _set_chain(self, Chain chain, tuple perm):
+        """Calls run through chain (its C prepared object) with y permuted by perm."""
+        cdef int i
+        if len(perm) > 32:
+            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
+        self.chain = chain
+        self.perm_len = len(perm)
+        for i in range(self.perm_len):
+            self.perm[i] = perm[i]
+
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
 
@@ -1201,11 +1217,44 @@ cdef class _Prepared:
         return _api_mod()._repr_prepared(self)
 
 
+# x types a chain reads (uint8, int8, uint16, int16, float32, float16, bfloat16)
+cdef uint32_t CHAIN_IN = (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 1) | \
+    (1u << 10) | (1u << 16)
+
+
+cdef object _chain_call(_Prepared self, object x, object out):
+    """A prepared quantizer with a chain, x and out in final form: the C prepared object's
+    run; anything else (and any error, reported there) through the general path."""
+    cdef int xt, i
+    cdef view vx
+    cdef int64_t ydims[32]
+    cdef char *ydata = NULL
+    cdef shaped sx, sy
+    cdef qsimd_error err
+    cdef int rc
+    xt = _view(x, &vx, False)
+    if self.pk or not _has(CHAIN_IN, xt) or (self.perm_len and self.perm_len != vx.nd):
+        return self._slow(x, out)
+    for i in range(vx.nd):
+        ydims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
+    y = _result(out, vx.nd, ydims, self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL,
+                &ydata)
+    if y is None:
+        return self._slow(x, out)
+    _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
+    _tensor(&sy, ydata, self.yt, vx.nd, ydims, 0)
+    with nogil:
+        rc = qsimd_prepared_run(self.chain.p, &sx.t, &sy.t, &err)
+    return y if rc == QSIMD_OK else self._slow(x, out)
+
+
 cdef object _prepared_call(object obj, object x, object out):
     cdef _Prepared self = <_Prepared>obj
     cdef int xt
     cdef int64_t a
     cdef view vx
+    if self.chain is not None:
+        return _chain_call(self, x, out)
     if self.zt < 0:
         return self._slow(x, out)
     xt = _view(x, &vx, False)

@@ -239,6 +239,42 @@ def test_long_rows(isa, shape, perm):
     assert bits(q(x)) == bits(expected(x, scalars, perm, np.float32(0.02), np.int8(1)))
 
 
+@pytest.mark.parametrize("xt", [np.uint8, np.int8], ids=lambda t: np.dtype(t).name)
+def test_tables_as_lines(isa, xt):
+    """8-bit inputs to int8 / uint8 codes: where a channel's 256 codes lie on a line the
+    vector builds compute the line instead of looking up (three interleaved channels at once
+    for HWC -> CHW). Slopes from flat to steeper than one code per input step, rising and
+    falling, mostly saturated, offsets that put the codes anywhere in the range; widths around
+    the 32-element chunks and a last chunk at the end of x; every code checked against the
+    NumPy definition."""
+    rng = np.random.default_rng(zlib.crc32(f"lines-{isa}-{np.dtype(xt).name}".encode()))
+    layouts = [((1, 224, 224, 3), (0, 3, 1, 2)), ((3, 2, 33, 3), (0, 3, 1, 2)),
+               ((2, 1, 95, 3), (0, 3, 1, 2)), ((1, 4, 64, 3), (3, 0, 1, 2)),
+               ((2, 3, 70), None), ((1, 2, 31, 3), (0, 3, 1, 2))]
+    for case in range(24):
+        shape, perm = layouts[case % len(layouts)]
+        c = shape[-1]
+        x = rng.integers(-128 if xt == np.int8 else 0, 128 if xt == np.int8 else 256, shape)
+        x = x.astype(xt)
+        gain = np.float32(10.0 ** rng.uniform(-3, 0.7)) * (1 if case % 5 else -1)
+        pre = [("div", 255.0),
+               ("sub", (rng.random(c) * 0.6).astype(np.float32)),
+               ("mul", (gain * (1 + rng.random(c) * 0.2)).astype(np.float32))]
+        out = "int8" if case % 2 else "uint8"
+        chan = len(shape) - 1 if perm is None else list(perm).index(len(shape) - 1)
+        scale = np.float32(10.0 ** rng.uniform(-3.5, -1))
+        zp = rng.integers(-128, 128) if out == "int8" else rng.integers(0, 256)
+        zp = np.asarray(zp).astype(out)[()]
+        kw = {}
+        if case % 3 == 0:   # per channel
+            scale = (scale * (1 + rng.random(c))).astype(np.float32)
+            zp = np.full(c, zp)
+            kw = dict(axis=chan)
+        q = qsimd.Quantizer(scale, zp, pre=pre, perm=perm, **kw)
+        want = expected(x, pre, perm, scale, zp, **kw)
+        assert bits(q(x)) == bits(want), (case, shape, perm, out, gain, scale)
+
+
 def test_no_chain_only_perm_and_rank0():
     x = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
     q = qsimd.Quantizer(np.float32(0.5), np.uint8(3), perm=(2, 0, 1))

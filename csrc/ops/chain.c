@@ -40,6 +40,7 @@ struct qs_chain {
     size_t esize;             /* bytes per output code in a table */
     unsigned char *table[T_N];
     int table_tried[T_N];
+    chain_affine *line[2];    /* the 8-bit tables' lines (T_U8, T_I8), per channel; NULL: none */
     float *values;
 };
 
@@ -106,6 +107,106 @@ static unsigned char *build_table(const qs_chain *c, int k)
     }
     free(t);
     return tab;
+}
+
+/* floor(w / 2^k) */
+static int64_t floor_shift(int64_t w, int k)
+{
+    int64_t d = (int64_t)1 << k, q = w / d;
+    return q - (w % d != 0 && w < 0);
+}
+
+/* For slope a (codes per 2^k input steps): the largest b a line may start from and the room
+ * above it (< 0: no line of this slope). v's codes at the range's ends only bound one way:
+ * the packs saturate. */
+static int64_t line_room(const int64_t *v, int64_t qmin, int64_t qmax, int k, int64_t a,
+                         int64_t *b)
+{
+    int64_t lo = INT64_MIN, hi = INT64_MAX, one = (int64_t)1 << k;
+    for (int64_t u = 0; u < 256; u++) {
+        if (v[u] > qmin && v[u] * one - a * u > lo) lo = v[u] * one - a * u;
+        if (v[u] < qmax && (v[u] + 1) * one - a * u < hi) hi = (v[u] + 1) * one - a * u;
+    }
+    if (lo == INT64_MIN) lo = hi == INT64_MAX ? 0 : hi - 1;
+    if (hi == INT64_MAX) hi = lo + 1;
+    *b = lo;
+    return hi - 1 - lo;
+}
+
+/* Table row t (256 one-byte codes) as a line f (chain_impl.h's chain_affine), if it is one:
+ * the room is concave in the slope, so a ternary search finds the best slope for each
+ * precision k, and every entry is then checked against what the vector loop computes. */
+static void fit_line(const unsigned char *t, int x_signed, int y_signed, chain_affine *f)
+{
+    int64_t v[256], qmin = y_signed ? -128 : 0, qmax = y_signed ? 127 : 255, b;
+    for (int u = 0; u < 256; u++) {
+        int c = t[x_signed ? u ^ 0x80 : u];
+        v[u] = y_signed && c > 127 ? c - 256 : c;
+    }
+    f->k = -1;
+    f->x_signed = x_signed;
+    f->y_signed = y_signed;
+    /* the first and last unsaturated entries bound the slope: a in ((dv - 1) 2^k / du,
+     * (dv + 1) 2^k / du) */
+    int u1 = -1, u2 = -1;
+    int64_t jmax = 0, jmin = 0;   /* the largest steps up and down between neighbours */
+    for (int u = 1; u < 256; u++) {
+        if (v[u] - v[u - 1] > jmax) jmax = v[u] - v[u - 1];
+        if (v[u] - v[u - 1] < jmin) jmin = v[u] - v[u - 1];
+    }
+    if (jmax > 0 && jmin < 0) return;   /* not monotonic (NaN codes, say): no line */
+    for (int u = 0; u < 256; u++)
+        if (v[u] > qmin && v[u] < qmax) {
+            if (u1 < 0) u1 = u;
+            u2 = u;
+        }
+    for (int k = 15; k >= 0; k--) {
+        int64_t lo = -32767, hi = 32767, one = (int64_t)1 << k;   /* a 16-bit multiplier */
+        /* a step of j between neighbours needs a > (j - 1) 2^k (a < for steps down) */
+        if (jmax > 1 && (jmax - 1) * one + 1 > lo) lo = (jmax - 1) * one + 1;
+        if (jmin < -1 && (jmin + 1) * one - 1 < hi) hi = (jmin + 1) * one - 1;
+        if (u2 > u1) {
+            int64_t dv = v[u2] - v[u1], du = u2 - u1;
+            int64_t l = ((dv - 1) * one) / du - 1, h = ((dv + 1) * one) / du + 1;
+            if (l > lo) lo = l;
+            if (h < hi) hi = h;
+        }
+        if (lo > hi) continue;   /* steeper than a 16-bit slope at this precision */
+        while (hi - lo > 2) {
+            int64_t m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+            if (line_room(v, qmin, qmax, k, m1, &b) < line_room(v, qmin, qmax, k, m2, &b))
+                lo = m1 + 1;
+            else
+                hi = m2;
+        }
+        for (int64_t a = lo; a <= hi; a++) {
+            if (line_room(v, qmin, qmax, k, a, &b) < 0) continue;
+            int ok = 1;
+            for (int64_t u = 0; ok && u < 256; u++) {
+                int64_t w = a * u + b, q = floor_shift(w, k);
+                ok = w >= INT32_MIN && w <= INT32_MAX &&
+                     (q < qmin ? qmin : q > qmax ? qmax : q) == v[u];
+            }
+            if (ok) {
+                f->a = (int32_t)a;
+                f->b = (int32_t)b;
+                f->k = k;
+                return;
+            }
+        }
+    }
+}
+
+/* The lines of the 8-bit tables of one-byte integer codes, where every channel has one. */
+static chain_affine *fit_lines(const qs_chain *c, int k)
+{
+    int32_t yt = c->q.y_dtype;
+    if (!c->table[k] || c->esize != 1 || (yt != QSIMD_INT8 && yt != QSIMD_UINT8)) return NULL;
+    chain_affine *f = (chain_affine *)malloc((size_t)c->tchans * sizeof *f);
+    if (!f) return NULL;   /* the tables do the work */
+    for (int64_t ch = 0; ch < c->tchans; ch++)
+        fit_line(c->table[k] + (size_t)ch * 256, k == T_I8, yt == QSIMD_INT8, &f[ch]);
+    return f;
 }
 
 int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
@@ -184,6 +285,10 @@ int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
         c->table[T_U8] = build_table(c, T_U8);
         c->table[T_I8] = build_table(c, T_I8);
         c->table_tried[T_U8] = c->table_tried[T_I8] = 1;
+#ifdef CHAIN_AVX2   /* the vector loops that use lines */
+        c->line[T_U8] = fit_lines(c, T_U8);
+        c->line[T_I8] = fit_lines(c, T_I8);
+#endif
     }
     *out = c;
     return QSIMD_OK;
@@ -193,6 +298,8 @@ void qs_chain_free(qs_chain *c)
 {
     if (!c) return;
     for (int k = 0; k < T_N; k++) free(c->table[k]);
+    free(c->line[T_U8]);
+    free(c->line[T_I8]);
     free(c->values);
     free(c);
 }
@@ -220,13 +327,13 @@ static void run_gather(int avx2, const chain_op *ops, int n_ops, const geom *g, 
 }
 
 static void run_lookup(int avx2, size_t esize, const geom *g, int jc, const unsigned char *tab,
-                       size_t nv, int xbytes, const char *x, char *y)
+                       size_t nv, int xbytes, const chain_affine *aff, const char *x, char *y)
 {
 #ifdef CHAIN_AVX2
-    if (avx2) { qs_chain_lookup_avx2(esize, g, jc, tab, nv, xbytes, x, y); return; }
+    if (avx2) { qs_chain_lookup_avx2(esize, g, jc, tab, nv, xbytes, aff, x, y); return; }
 #endif
     (void)avx2;
-    lookup_all(esize, g, jc, tab, nv, xbytes, x, y);
+    lookup_all(esize, g, jc, tab, nv, xbytes, aff, x, y);
 }
 
 static const unsigned char *get_table(qs_chain *c, int k)
@@ -388,7 +495,8 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
             const unsigned char *tab = get_table(c, k);
             if (tab) {
                 run_lookup(avx2, c->esize, &g, tj, tab, k <= T_I8 ? 256 : 65536, k <= T_I8 ? 1 : 2,
-                           (const char *)x->data, (char *)y->data);
+                           k <= T_I8 ? c->line[k] : NULL, (const char *)x->data,
+                           (char *)y->data);
                 return QSIMD_OK;
             }
         }
@@ -428,7 +536,7 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
         rc = float_pieces(c, avx2, &gx, pa >= 0 ? pa - kfix : -1, ax,
                           (const char *)x->data + o * gx.n * xsize, xt, (char *)codes, err);
         if (rc == QSIMD_OK)
-            run_lookup(avx2, ysize, &gy, -1, NULL, 0, (int)ysize, (const char *)codes,
+            run_lookup(avx2, ysize, &gy, -1, NULL, 0, (int)ysize, NULL, (const char *)codes,
                        (char *)y->data + o * gx.n * ysize);
     }
     free(codes);

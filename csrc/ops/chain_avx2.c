@@ -6,6 +6,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* chain_impl.h's row loops call these vector loops (defined below, after its types) */
+struct chain_affine;
+static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t s, size_t len,
+                             uint8_t *y, size_t avail);
+static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int64_t s,
+                             size_t len, uint8_t *y, size_t avail);
+struct geom;
+static int frame3_avx2(const struct geom *g, int jc, const struct chain_affine *aff,
+                       const unsigned char *tab, const uint8_t *x, uint8_t *y);
+#define CHAIN_LOOKUP_U8 lookup_u8_avx2
+#define CHAIN_AFFINE_U8 affine_u8_avx2
+#define CHAIN_FRAME3 frame3_avx2
+
+#include "chain_impl.h"
+#include "chain_avx2.h"
+
 /* y[i] = tab[x[i * s]] for 8-bit codes and inputs (tab NULL: y[i] = x[i * s]), 32 at a
  * time, for s = 1 (contiguous) and s = 3 (one channel of interleaved RGB: HWC -> CHW). A 256-entry table is 16 rows of 16
  * bytes: pshufb picks within a row by the index's low nibble, a compare on the high nibble
@@ -62,10 +78,127 @@ static size_t lookup_u8_avx2(const unsigned char *tab, const uint8_t *x, int64_t
     }
     return i;
 }
-#define CHAIN_LOOKUP_U8 lookup_u8_avx2
 
-#include "chain_impl.h"
-#include "chain_avx2.h"
+/* The same row through the channel's line (chain_impl.h's chain_affine), 32 elements at a
+ * time, when the table is one: an 8-bit lookup is 16 shuffles per 32 codes, the line 4
+ * (bytes to 32-bit lanes) plus a multiply-add, an add and a shift per 8 codes. Vector v takes
+ * elements 4v..4v+3 in its low half and 16+4v..16+4v+3 in its high half, so the saturating
+ * packs (which work per half) leave the 32 codes in order. Returns the elements done. */
+static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int64_t s, size_t len,
+                             uint8_t *y, size_t avail)
+{
+    if (f->k < 0 || (s != 1 && s != 3) || len < 32) return 0;
+    const __m256i a = _mm256_set1_epi32(f->a & 0xffff);   /* the high word 0: madd = u * a */
+    const __m256i b = _mm256_set1_epi32(f->b);
+    const __m128i k = _mm_cvtsi32_si128(f->k);
+    const __m256i flip = _mm256_set1_epi32(f->x_signed ? 0x80 : 0);
+    /* the shuffles to 32-bit lanes: s = 3, bytes 0, 3, 6, 9 of each half; s = 1, bytes 4v..4v+3
+     * of each half for vector v */
+    const __m256i c3 = _mm256_setr_epi8(0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1, -1, -1,
+                                        0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1, -1, -1);
+    const __m256i c1 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1,
+                                        0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1);
+    size_t i = 0;
+    /* vector v of the chunk at p: its four 32-bit lanes of u (s = 3 reads bytes [0, 100) of
+     * the chunk: 4 past its last element) */
+#define U3(v) _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(            \
+        _mm_loadu_si128((const __m128i *)(p + 12 * (v)))),                                   \
+        _mm_loadu_si128((const __m128i *)(p + 48 + 12 * (v))), 1), c3)
+#define U1(v) _mm256_shuffle_epi8(raw, _mm256_add_epi32(c1, _mm256_set1_epi32(4 * (v))))
+#define LINE(u) _mm256_sra_epi32(_mm256_add_epi32(                                          \
+        _mm256_madd_epi16(_mm256_xor_si256(u, flip), a), b), k)
+#define CHUNKS(COND, LOAD, U, PACK)                                                          \
+    for (; i + 32 <= len && (COND); i += 32) {                                               \
+        const uint8_t *p = x + (size_t)s * i;                                                \
+        LOAD;                                                                                \
+        __m256i w0 = _mm256_packs_epi32(LINE(U(0)), LINE(U(1)));                             \
+        __m256i w1 = _mm256_packs_epi32(LINE(U(2)), LINE(U(3)));                             \
+        _mm256_storeu_si256((__m256i *)(y + i), PACK(w0, w1));                               \
+    }
+    if (s == 3 && f->y_signed) CHUNKS(3 * i + 100 <= avail, (void)0, U3, _mm256_packs_epi16)
+    else if (s == 3) CHUNKS(3 * i + 100 <= avail, (void)0, U3, _mm256_packus_epi16)
+    else if (f->y_signed)
+        CHUNKS(1, __m256i raw = _mm256_loadu_si256((const __m256i *)p), U1, _mm256_packs_epi16)
+    else CHUNKS(1, __m256i raw = _mm256_loadu_si256((const __m256i *)p), U1, _mm256_packus_epi16)
+#undef U3
+#undef U1
+#undef LINE
+#undef CHUNKS
+    return i;
+}
+
+
+/* Interleaved three-channel rows (HWC -> CHW: y's axes ..., C = 3, H, W read from x's
+ * ..., H, W, C), every channel a line: the three output rows of an image row at once, so each
+ * 96 bytes of x are loaded once for the three channels. Returns 0 when g is not that layout. */
+static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsigned char *tab,
+                       const uint8_t *x, uint8_t *y)
+{
+    int last = g->nd - 1;
+    if (g->nd < 3 || jc != last - 2 || g->d[jc] != 3 || g->sst[jc] != 1 || g->sst[last] != 3 ||
+        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < 32)
+        return 0;
+    int64_t st = 3 * g->d[last] * g->d[last - 1];
+    for (int j = jc - 1; j >= 0; j--) {
+        if (g->sst[j] != st) return 0;
+        st *= g->d[j];
+    }
+    for (int c = 0; c < 3; c++)
+        if (f[c].k < 0) return 0;
+    size_t w = (size_t)g->d[last], rows = g->n / 3 / w, plane = w * (size_t)g->d[last - 1];
+    const __m256i flip = _mm256_set1_epi32(f->x_signed ? 0x80 : 0);
+    __m256i a[3], b[3], ctl[3];
+    __m128i k[3];
+    for (int c = 0; c < 3; c++) {
+        a[c] = _mm256_set1_epi32(f[c].a & 0xffff);
+        b[c] = _mm256_set1_epi32(f[c].b);
+        k[c] = _mm_cvtsi32_si128(f[c].k);
+        /* bytes c, c+3, c+6, c+9 of each half to the low bytes of its 32-bit lanes */
+        ctl[c] = _mm256_add_epi32(_mm256_setr_epi32(0xffffff00, 0xffffff03, 0xffffff06,
+                                                    0xffffff09, 0xffffff00, 0xffffff03,
+                                                    0xffffff06, 0xffffff09),
+                                  _mm256_set1_epi32(c));
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const uint8_t *xr = x + r * w * 3;
+        /* image r / H's planes start at (r / H) * 3 * plane; row r % H within them */
+        uint8_t *yr = y + r / (size_t)g->d[last - 1] * 3 * plane + r % (size_t)g->d[last - 1] * w;
+        size_t i = 0;
+        /* a chunk reads bytes [0, 100) from its first pixel: 4 past its last */
+#define RAW(v) _mm256_inserti128_si256(                                                      \
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p + 12 * (v)))),           \
+            _mm_loadu_si128((const __m128i *)(p + 48 + 12 * (v))), 1)
+#define LINE(FLIP, r, c) _mm256_sra_epi32(_mm256_add_epi32(_mm256_madd_epi16(                 \
+            FLIP(_mm256_shuffle_epi8(r, ctl[c])), a[c]), b[c]), k[c])
+#define CHANNEL(FLIP, PACK, c)                                                               \
+            _mm256_storeu_si256((__m256i *)(yr + (size_t)(c) * plane + i), PACK(             \
+                _mm256_packs_epi32(LINE(FLIP, r0, c), LINE(FLIP, r1, c)),                    \
+                _mm256_packs_epi32(LINE(FLIP, r2, c), LINE(FLIP, r3, c))))
+#define CHUNKS(FLIP, PACK)                                                                   \
+        for (; i + 32 <= w && (r * w + i) * 3 + 100 <= g->n; i += 32) {                      \
+            const uint8_t *p = xr + 3 * i;                                                   \
+            __m256i r0 = RAW(0), r1 = RAW(1), r2 = RAW(2), r3 = RAW(3);                      \
+            CHANNEL(FLIP, PACK, 0);                                                          \
+            CHANNEL(FLIP, PACK, 1);                                                          \
+            CHANNEL(FLIP, PACK, 2);                                                          \
+        }
+#define FLIPPED(u) _mm256_xor_si256(u, flip)
+#define AS_IS(u) (u)
+        if (f->x_signed && f->y_signed) CHUNKS(FLIPPED, _mm256_packs_epi16)
+        else if (f->x_signed) CHUNKS(FLIPPED, _mm256_packus_epi16)
+        else if (f->y_signed) CHUNKS(AS_IS, _mm256_packs_epi16)
+        else CHUNKS(AS_IS, _mm256_packus_epi16)
+#undef RAW
+#undef LINE
+#undef CHANNEL
+#undef CHUNKS
+#undef FLIPPED
+#undef AS_IS
+        for (; i < w; i++)
+            for (int c = 0; c < 3; c++) yr[(size_t)c * plane + i] = tab[c * 256 + xr[3 * i + c]];
+    }
+    return 1;
+}
 
 void qs_chain_gather_avx2(const chain_op *ops, int n_ops, const geom *g, int jc, const char *x,
                           int32_t xt, size_t o0, size_t o1, float *t)
@@ -74,7 +207,7 @@ void qs_chain_gather_avx2(const chain_op *ops, int n_ops, const geom *g, int jc,
 }
 
 void qs_chain_lookup_avx2(size_t esize, const geom *g, int jc, const unsigned char *tab,
-                          size_t nv, int xbytes, const char *x, char *y)
+                          size_t nv, int xbytes, const chain_affine *aff, const char *x, char *y)
 {
-    lookup_all(esize, g, jc, tab, nv, xbytes, x, y);
+    lookup_all(esize, g, jc, tab, nv, xbytes, aff, x, y);
 }

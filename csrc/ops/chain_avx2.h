@@ -7,6 +7,7 @@
 void qs_chain_gather_avx2(const chain_op *ops, int n_ops, const geom *g, int jc, const char *x,
                           int32_t xt, size_t o0, size_t o1, float *t);
 void qs_chain_lookup_avx2(size_t esize, const geom *g, int jc, const unsigned char *tab,
-                          size_t nv, int xbytes, const char *x, char *y);
+                          size_t nv, int xbytes, const chain_affine *aff, const char *x,
+                          char *y);
 
 #endif

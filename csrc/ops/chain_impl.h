@@ -18,6 +18,14 @@ typedef struct chain_op {
     const float *v;
 } chain_op;
 
+/* One channel's 8-bit table as a line, where it is one (chain.c checks all 256 entries):
+ * code = clamp(floor((a * u + b) / 2^k)) to the output's range, u the input byte (xor 0x80
+ * for int8 inputs, so u grows with the value). k < 0: no such line, the table is used. */
+typedef struct chain_affine {
+    int32_t a, b, k;
+    int32_t x_signed, y_signed;
+} chain_affine;
+
 static inline void apply_scalar(int32_t kind, float *t, size_t n, float c)
 {
     size_t i;
@@ -155,10 +163,17 @@ static void gather_chain(const chain_op *ops, int n_ops, const geom *g, int jc, 
     } while (0)
 
 /* y = table[channel][x bits], walking y in order (x read through the transpose); tab NULL:
- * y = x (elements of esize bytes), transposed. */
+ * y = x (elements of esize bytes), transposed. aff (NULL: none): the 8-bit tables' lines,
+ * one per channel, which a vector loop may compute instead of looking up. */
 static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char *tab, size_t nv,
-                       int xbytes, const char *x, char *y)
+                       int xbytes, const chain_affine *aff, const char *x, char *y)
 {
+    (void)aff;   /* only the vector builds compute lines */
+#ifdef CHAIN_FRAME3
+    if (aff && tab && esize == 1 && xbytes == 1 &&
+        CHAIN_FRAME3(g, jc, aff, tab, (const uint8_t *)x, (uint8_t *)y))
+        return;
+#endif
     int64_t idx[QSIMD_MAX_DIMS], src = 0;
     int nd = g->nd, last = nd - 1;
     for (int j = 0; j < nd; j++) idx[j] = 0;
@@ -191,8 +206,15 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
              * (it returns how many elements it did; the rest go below); it may read up to
              * the end of x (the last argument: bytes from the row's start) */
             if (esize == 1 && !per_elem) {
-                size_t done = CHAIN_LOOKUP_U8(tp, (const uint8_t *)x + src, s, len,
-                                              (uint8_t *)y + o, g->n - (size_t)src);
+                size_t done = 0;
+#ifdef CHAIN_AFFINE_U8
+                if (aff)
+                    done = CHAIN_AFFINE_U8(&aff[jc >= 0 ? idx[jc] : 0], (const uint8_t *)x + src,
+                                           s, len, (uint8_t *)y + o, g->n - (size_t)src);
+#endif
+                if (!done)
+                    done = CHAIN_LOOKUP_U8(tp, (const uint8_t *)x + src, s, len,
+                                           (uint8_t *)y + o, g->n - (size_t)src);
                 const uint8_t *xs = (const uint8_t *)x + src;
                 uint8_t *yd = (uint8_t *)y + o;
                 for (size_t i = done; i < len; i++) yd[i] = tp[xs[(int64_t)i * s]];
