@@ -275,6 +275,19 @@ def test_tables_as_lines(isa, xt):
         assert bits(q(x)) == bits(want), (case, shape, perm, out, gain, scale)
 
 
+def test_many_per_channel_constants(isa):
+    """More per-channel constants than the float path keeps repeated per block (8), on
+    interleaved channels read in x's order, and on a row longer than a block."""
+    rng = np.random.default_rng(5)
+    names = ["add", "sub", "mul", "div"]
+    for shape, perm in (((2, 5, 7, 3), (0, 3, 1, 2)), ((3, 300), None)):
+        c = shape[-1]
+        x = (rng.standard_normal(shape) * 20).astype(np.float32)
+        pre = [(names[i % 4], (rng.random(c) + 0.5).astype(np.float32)) for i in range(11)]
+        q = qsimd.Quantizer(np.float32(0.05), np.int8(3), pre=pre, perm=perm)
+        assert bits(q(x)) == bits(expected(x, pre, perm, np.float32(0.05), np.int8(3)))
+
+
 def test_no_chain_only_perm_and_rank0():
     x = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
     q = qsimd.Quantizer(np.float32(0.5), np.uint8(3), perm=(2, 0, 1))

@@ -129,23 +129,61 @@ static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int
 
 
 /* Interleaved three-channel rows (HWC -> CHW: y's axes ..., C = 3, H, W read from x's
- * ..., H, W, C), every channel a line: the three output rows of an image row at once, so each
- * 96 bytes of x are loaded once for the three channels. Returns 0 when g is not that layout. */
+ * ..., H, W, C), the three output rows of an image row at once, so each 96 bytes of x are
+ * loaded once for the three channels: with tab, every channel a line (f); without, a
+ * transpose of codes already computed (jc is then -1). Returns 0 when g is not that layout. */
 static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsigned char *tab,
                        const uint8_t *x, uint8_t *y)
 {
-    int last = g->nd - 1;
-    if (g->nd < 3 || jc != last - 2 || g->d[jc] != 3 || g->sst[jc] != 1 || g->sst[last] != 3 ||
-        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < 32)
+    int last = g->nd - 1, cj = last - 2;
+    if (g->nd < 3 || g->d[cj] != 3 || g->sst[cj] != 1 || g->sst[last] != 3 ||
+        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < 32 || (tab && jc != cj))
         return 0;
     int64_t st = 3 * g->d[last] * g->d[last - 1];
-    for (int j = jc - 1; j >= 0; j--) {
+    for (int j = cj - 1; j >= 0; j--) {
         if (g->sst[j] != st) return 0;
         st *= g->d[j];
     }
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; tab && c < 3; c++)
         if (f[c].k < 0) return 0;
     size_t w = (size_t)g->d[last], rows = g->n / 3 / w, plane = w * (size_t)g->d[last - 1];
+    if (!tab) {
+        /* channel c's bytes 3j + c of 48 bytes, j < 16: mk[c][l] picks those of the l-th
+         * 16 bytes (-1: zero) */
+        __m128i mk[3][3];
+        for (int c = 0; c < 3; c++)
+            for (int l = 0; l < 3; l++) {
+                int8_t m[16];
+                for (int j = 0; j < 16; j++) {
+                    int at = 3 * j + c - 16 * l;
+                    m[j] = (int8_t)(at >= 0 && at < 16 ? at : -1);
+                }
+                mk[c][l] = _mm_loadu_si128((const __m128i *)m);
+            }
+        for (size_t r = 0; r < rows; r++) {
+            const uint8_t *xr = x + r * w * 3;
+            uint8_t *yr = y + r / (size_t)g->d[last - 1] * 3 * plane +
+                          r % (size_t)g->d[last - 1] * w;
+            size_t i = 0;
+            for (; i + 32 <= w; i += 32) {
+                const uint8_t *p = xr + 3 * i;
+                __m128i l[6];
+                for (int k = 0; k < 6; k++) l[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+                for (int c = 0; c < 3; c++) {
+#define HALF(h) _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(l[3 * (h)], mk[c][0]),                \
+                                          _mm_shuffle_epi8(l[3 * (h) + 1], mk[c][1])),          \
+                             _mm_shuffle_epi8(l[3 * (h) + 2], mk[c][2]))
+                    _mm256_storeu_si256((__m256i *)(yr + (size_t)c * plane + i),
+                                        _mm256_inserti128_si256(_mm256_castsi128_si256(HALF(0)),
+                                                                HALF(1), 1));
+#undef HALF
+                }
+            }
+            for (; i < w; i++)
+                for (int c = 0; c < 3; c++) yr[(size_t)c * plane + i] = xr[3 * i + c];
+        }
+        return 1;
+    }
     const __m256i flip = _mm256_set1_epi32(f->x_signed ? 0x80 : 0);
     __m256i a[3], b[3], ctl[3];
     __m128i k[3];

@@ -26,26 +26,39 @@ typedef struct chain_affine {
     int32_t x_signed, y_signed;
 } chain_affine;
 
-static inline void apply_scalar(int32_t kind, float *t, size_t n, float c)
+/* t = a OP c for n elements (a may be t) */
+static inline void apply_from(int32_t kind, float *t, const float *a, size_t n, float c)
 {
     size_t i;
     switch (kind) {
-    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c; break;
-    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c; break;
-    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c; break;
-    default: for (i = 0; i < n; i++) t[i] = t[i] / c; break;
+    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = a[i] + c; break;
+    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = a[i] - c; break;
+    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = a[i] * c; break;
+    default: for (i = 0; i < n; i++) t[i] = a[i] / c; break;
+    }
+}
+
+static inline void apply_scalar(int32_t kind, float *t, size_t n, float c)
+{
+    apply_from(kind, t, t, n, c);
+}
+
+/* t = a OP c[i] */
+static inline void apply_vector_from(int32_t kind, float *t, const float *a, size_t n,
+                                     const float *c)
+{
+    size_t i;
+    switch (kind) {
+    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = a[i] + c[i]; break;
+    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = a[i] - c[i]; break;
+    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = a[i] * c[i]; break;
+    default: for (i = 0; i < n; i++) t[i] = a[i] / c[i]; break;
     }
 }
 
 static inline void apply_vector(int32_t kind, float *t, size_t n, const float *c)
 {
-    size_t i;
-    switch (kind) {
-    case QSIMD_PRE_ADD: for (i = 0; i < n; i++) t[i] = t[i] + c[i]; break;
-    case QSIMD_PRE_SUB: for (i = 0; i < n; i++) t[i] = t[i] - c[i]; break;
-    case QSIMD_PRE_MUL: for (i = 0; i < n; i++) t[i] = t[i] * c[i]; break;
-    default: for (i = 0; i < n; i++) t[i] = t[i] / c[i]; break;
-    }
+    apply_vector_from(kind, t, t, n, c);
 }
 
 /* Output geometry of one run: y's dims, each y axis's stride in x (elements), and the y axis
@@ -95,22 +108,42 @@ static void gather_chain(const chain_op *ops, int n_ops, const geom *g, int jc, 
         st *= g->d[j];
     }
     if (contiguous) {
+        /* blocks of whole periods that stay in L1 through every operation; the constants
+         * repeated to a block (the same for every block: each starts at o0's phase) */
         size_t n = o1 - o0, period = (size_t)g->d[last];
-        float rep[256];   /* a few vectors' worth: built per piece and op */
         size_t blk = 256 / period * period;
-        load_row(x, xt, (int64_t)o0, 1, n, t);
-        for (int i = 0; i < n_ops; i++) {
-            const chain_op *op = &ops[i];
-            if (op->count == 1) {
-                apply_scalar(op->kind, t, n, op->v[0]);
-                continue;
-            }
+        float rep[9][256];   /* the first 8 per-channel constants; rep[8]: any later one */
+        for (int i = 0, v = 0; i < n_ops && v < 8; i++) {
+            if (ops[i].count == 1) continue;
             for (size_t e = 0, ph = o0 % period; e < blk; e++) {
-                rep[e] = op->v[ph];
+                rep[v][e] = ops[i].v[ph];
                 if (++ph == period) ph = 0;
             }
-            for (size_t at = 0; at < n; at += blk)
-                apply_vector(op->kind, t + at, n - at < blk ? n - at : blk, rep);
+            v++;
+        }
+        for (size_t at = 0; at < n; at += blk) {
+            size_t len = n - at < blk ? n - at : blk;
+            float *tb = t + at;
+            /* float32 x: the first operation reads x itself */
+            const float *src = tb;
+            if (xt == QSIMD_FLOAT && n_ops > 0)
+                src = (const float *)x + o0 + at;
+            else
+                load_row(x, xt, (int64_t)(o0 + at), 1, len, tb);
+            for (int i = 0, v = 0; i < n_ops; i++, src = tb) {
+                const chain_op *op = &ops[i];
+                if (op->count == 1) {
+                    apply_from(op->kind, tb, src, len, op->v[0]);
+                    continue;
+                }
+                if (v >= 8)
+                    for (size_t e = 0, ph = o0 % period; e < len; e++) {
+                        rep[8][e] = op->v[ph];
+                        if (++ph == period) ph = 0;
+                    }
+                apply_vector_from(op->kind, tb, src, len, rep[v < 8 ? v : 8]);
+                v++;
+            }
         }
         return;
     }
@@ -170,7 +203,7 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
 {
     (void)aff;   /* only the vector builds compute lines */
 #ifdef CHAIN_FRAME3
-    if (aff && tab && esize == 1 && xbytes == 1 &&
+    if (esize == 1 && xbytes == 1 && (aff || !tab) &&
         CHAIN_FRAME3(g, jc, aff, tab, (const uint8_t *)x, (uint8_t *)y))
         return;
 #endif
