@@ -7,7 +7,9 @@ function, runs llvm-mca for each CPU model and divides the total cycles by the e
 loop handles (iterations x elements per iteration, counted from the loop's loads/stores).
 The MX row (csrc/kernels/mxbfp_neon.c, its own flags from csrc/sources.txt) is a block of 32
 channels of an NCHW tensor, int8 elements: the sum of its two passes over the block's rows,
-the lane-wise max of |x| and the quantize-dequantize of each vector.
+the lane-wise max of |x| and the quantize-dequantize of each vector. The frame row
+(csrc/ops/chain_neon.c) is a camera frame's input boundary: uint8 HWC pixels through a
+normalisation chain to int8 NCHW codes, each channel's codes a line (per output element).
 
     python benchmarks/neon_mca.py                 table
     python benchmarks/neon_mca.py --json out.json also writes {kernel: {cpu: cycles/element}}
@@ -172,18 +174,18 @@ KERNELS = {
 
 
 def pick_mx_max(loops):
-    """The first pass of a vertical MX tile: loads and unsigned maxima, nothing stored but
-    to the stack (the tile's copy)."""
-    cand = [l for l in straight(loops) if has(l, "umax") and loop_bytes(l, "ld") >= 32
+    """The first pass of a vertical MX tile: one vector of a row per iteration, loads and
+    unsigned maxima, nothing stored."""
+    cand = [l for l in straight(loops) if has(l, "umax") and loop_bytes(l, "ld") >= 16
             and loop_bytes(l, "st") == 0 and not has(l, "frintz|fmul")]
     return min(cand, key=len) if cand else None
 
 
 def pick_mx_apply(loops):
-    """The second pass: the int8 element step (frintz of a fused multiply-add) of two rows
-    stored, read from x (the tile's copy is the other loop)."""
+    """The second pass: the int8 element step (frintz of a fused multiply-add), one vector of
+    a row per iteration."""
     cand = [l for l in straight(loops) if has(l, "frintz") and has(l, "fmla")
-            and loop_bytes(l, "st") >= 32]
+            and loop_bytes(l, "st") >= 16]
     return min(cand, key=lambda l: (-loop_bytes(l, "ld"), len(l))) if cand else None
 
 
@@ -194,12 +196,26 @@ MX_KERNELS = {
 }
 
 
-def mx_flags():
-    """csrc/sources.txt's flags for kernels/mxbfp_neon.c."""
+def pick_frame(loops):
+    """The three-channel HWC -> CHW loop of lines: a de-interleaving load, widening
+    multiply-adds, saturating narrows; uint8 pixels (no EOR flipping signed ones)."""
+    cand = [l for l in straight(loops) if has(l, "ld3") and has(l, "smlal")
+            and not has(l, "eor")]
+    return min(cand, key=len) if cand else None
+
+
+# other files: (file, function prefix ('' any), loop picker, elements per iteration)
+FILE_KERNELS = {
+    "frame_u8_i8": ("ops/chain_neon.c", "", pick_frame, lambda l: loop_bytes(l, "st")),
+}
+
+
+def mx_flags(name="kernels/mxbfp_neon.c"):
+    """csrc/sources.txt's flags for a NEON file."""
     with open(os.path.join(ROOT, "csrc", "sources.txt")) as f:
         for ln in f:
             parts = ln.split()
-            if len(parts) >= 2 and parts[1] == "kernels/mxbfp_neon.c":
+            if len(parts) >= 2 and parts[1] == name:
                 return parts[2:]
     return []
 
@@ -296,6 +312,25 @@ def main():
                 for cpu, v in mca_cycles(tmp, "%s_%d" % (kernel, i), loop, n).items():
                     total[cpu] += v
             results[kernel] = {cpu: round(v, 3) for cpu, v in total.items()}
+        for kernel, (name, prefix, pick, elems) in FILE_KERNELS.items():
+            src = os.path.join(ROOT, "csrc", name)
+            fasm = subprocess.run([cc] + FLAGS + mx_flags(name) + inc + ["-S", "-o", "-", src],
+                                  check=True, capture_output=True, text=True).stdout
+            loops = []
+            for fn, body in functions(fasm).items():
+                if fn.startswith(prefix):
+                    loops += [instructions(body[s:e + 1]) for s, e in innermost_loops(body)]
+            loop = pick(loops)
+            if loop is None:
+                sys.exit("neon_mca.py: no loop of %s fits %s" % (name, kernel))
+            n = elems(loop)
+            per_iter[kernel] = n
+            if a.show:
+                print("# %s (%s): %d instructions, %d elements per iteration" %
+                      (kernel, name, len(loop) - 1, n), file=sys.stderr)
+                print("\n".join(loop), file=sys.stderr)
+            results[kernel] = {cpu: round(v, 3) for cpu, v in
+                               mca_cycles(tmp, kernel, loop, n).items()}
     if a.json and a.json != "-":
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -1194,8 +1194,8 @@ cdef class _Prepared:
     def _set_chain(self, Chain chain, tuple perm):
         """Calls run through chain (its C prepared object) with y permuted by perm."""
         cdef int i
-        if len(perm) > 32:
-            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
+        if len(perm) > 32 or sorted(perm) != list(range(len(perm))):
+            raise ValueError(f"perm must be a permutation of at most 32 axes, got {perm}")
         self.chain = chain
         self.perm_len = len(perm)
         for i in range(self.perm_len):

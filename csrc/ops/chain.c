@@ -15,6 +15,13 @@
 
 #include "common.h"
 #include "chain.h"
+#if defined(QSIMD_HAVE_NEON)
+/* the table walk below takes NEON's frame path when NEON is the active instruction set */
+#include "chain_neon.h"
+#define CHAIN_NEON 1
+#define CHAIN_FRAME3(g, jc, f, tab, x, y)                                                   \
+    (strcmp(qsimd_get_isa(), "neon") == 0 && qs_chain_frame3_neon(g, jc, f, tab, x, y))
+#endif
 #include "chain_impl.h"
 #if defined(QSIMD_HAVE_X86) && !defined(QSIMD_NO_AVX2)
 #include "chain_avx2.h"
@@ -285,7 +292,7 @@ int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
         c->table[T_U8] = build_table(c, T_U8);
         c->table[T_I8] = build_table(c, T_I8);
         c->table_tried[T_U8] = c->table_tried[T_I8] = 1;
-#ifdef CHAIN_AVX2   /* the vector loops that use lines */
+#if defined(CHAIN_AVX2) || defined(CHAIN_NEON)   /* the vector loops that use lines */
         c->line[T_U8] = fit_lines(c, T_U8);
         c->line[T_I8] = fit_lines(c, T_I8);
 #endif

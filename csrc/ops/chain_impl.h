@@ -2,7 +2,7 @@
  * the baseline flags and by chain_avx2.c with AVX2 and loop vectorisation, which chain.c
  * calls when the active instruction set is AVX2 or AVX-512. Both are compiled without
  * floating-point contraction (the whole tree is), so every operation rounds once and the two
- * give the same bits. */
+ * give the same bits. CHAIN_TYPES_ONLY: the types alone (chain_neon.c). */
 #ifndef QSIMD_OPS_CHAIN_IMPL_H
 #define QSIMD_OPS_CHAIN_IMPL_H
 
@@ -69,6 +69,8 @@ typedef struct geom {
     int64_t sst[QSIMD_MAX_DIMS];
     size_t n;
 } geom;
+
+#ifndef CHAIN_TYPES_ONLY
 
 /* x's elements [src + i*s] for i < len as float32. */
 static inline void load_row(const char *x, int32_t xt, int64_t src, int64_t s, size_t len, float *t)
@@ -273,5 +275,7 @@ static void lookup_all(size_t esize, const geom *g, int jc, const unsigned char 
         }
     }
 }
+
+#endif   /* CHAIN_TYPES_ONLY */
 
 #endif
