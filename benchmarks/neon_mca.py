@@ -265,6 +265,18 @@ def main():
             out[cpu] = cyc / (a.iterations * n)
         return out
 
+    def measure(kernel, where, loop, elems):
+        """A kernel's row: loop (from where) through llvm-mca per CPU model."""
+        if loop is None:
+            sys.exit("neon_mca.py: no inner loop of %s fits %s" % (where, kernel))
+        n = elems(loop)
+        per_iter[kernel] = n
+        if a.show:
+            print("# %s (%s): %d instructions, %d elements per iteration" %
+                  (kernel, where, len(loop) - 1, n), file=sys.stderr)
+            print("\n".join(loop), file=sys.stderr)
+        results[kernel] = {cpu: round(v, 3) for cpu, v in mca_cycles(tmp, kernel, loop, n).items()}
+
     with tempfile.TemporaryDirectory() as tmp:
         for kernel, (fn, pick, elems) in KERNELS.items():
             if fn not in funcs:
@@ -273,25 +285,7 @@ def main():
             body = [ln for f in sorted(funcs) if f == fn or f.startswith(fn + ".")
                     for ln in funcs[f]]
             loops = [instructions(body[s:e + 1]) for s, e in innermost_loops(body)]
-            loop = pick(loops)
-            if loop is None:
-                sys.exit("neon_mca.py: no inner loop of %s fits %s" % (fn, kernel))
-            n = elems(loop)
-            per_iter[kernel] = n
-            if a.show:
-                print("# %s (%s): %d instructions, %d elements per iteration" %
-                      (kernel, fn, len(loop) - 1, n), file=sys.stderr)
-                print("\n".join(loop), file=sys.stderr)
-            path = os.path.join(tmp, kernel + ".s")
-            with open(path, "w") as f:
-                f.write("\n".join(loop) + "\n")
-            results[kernel] = {}
-            for cpu in cpus:
-                out = subprocess.run([mca, "-mtriple=aarch64", "-mcpu=" + cpu,
-                                      "-iterations=%d" % a.iterations, path], check=True,
-                                     capture_output=True, text=True).stdout
-                cyc = int(re.search(r"Total Cycles:\s+(\d+)", out).group(1))
-                results[kernel][cpu] = round(cyc / (a.iterations * n), 3)
+            measure(kernel, fn, pick(loops), elems)
         for kernel, (fn, passes) in MX_KERNELS.items():
             if fn not in mx_funcs:
                 sys.exit("neon_mca.py: %s not in the assembly of %s" % (fn, mx_src))
@@ -320,17 +314,7 @@ def main():
             for fn, body in functions(fasm).items():
                 if fn.startswith(prefix):
                     loops += [instructions(body[s:e + 1]) for s, e in innermost_loops(body)]
-            loop = pick(loops)
-            if loop is None:
-                sys.exit("neon_mca.py: no loop of %s fits %s" % (name, kernel))
-            n = elems(loop)
-            per_iter[kernel] = n
-            if a.show:
-                print("# %s (%s): %d instructions, %d elements per iteration" %
-                      (kernel, name, len(loop) - 1, n), file=sys.stderr)
-                print("\n".join(loop), file=sys.stderr)
-            results[kernel] = {cpu: round(v, 3) for cpu, v in
-                               mca_cycles(tmp, kernel, loop, n).items()}
+            measure(kernel, name, pick(loops), elems)
     if a.json and a.json != "-":
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -135,18 +135,8 @@ static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int
 static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsigned char *tab,
                        const uint8_t *x, uint8_t *y)
 {
-    int last = g->nd - 1, cj = last - 2;
-    if (g->nd < 3 || g->d[cj] != 3 || g->sst[cj] != 1 || g->sst[last] != 3 ||
-        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < 32 || (tab && jc != cj))
-        return 0;
-    int64_t st = 3 * g->d[last] * g->d[last - 1];
-    for (int j = cj - 1; j >= 0; j--) {
-        if (g->sst[j] != st) return 0;
-        st *= g->d[j];
-    }
-    for (int c = 0; tab && c < 3; c++)
-        if (f[c].k < 0) return 0;
-    size_t w = (size_t)g->d[last], rows = g->n / 3 / w, plane = w * (size_t)g->d[last - 1];
+    size_t w, h, rows, plane;
+    if (!frame3_layout(g, jc, f, tab, 32, &w, &h, &rows, &plane)) return 0;
     if (!tab) {
         /* channel c's bytes 3j + c of 48 bytes, j < 16: mk[c][l] picks those of the l-th
          * 16 bytes (-1: zero) */
@@ -162,8 +152,8 @@ static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsig
             }
         for (size_t r = 0; r < rows; r++) {
             const uint8_t *xr = x + r * w * 3;
-            uint8_t *yr = y + r / (size_t)g->d[last - 1] * 3 * plane +
-                          r % (size_t)g->d[last - 1] * w;
+            uint8_t *yr = y + r / h * 3 * plane +
+                          r % h * w;
             size_t i = 0;
             for (; i + 32 <= w; i += 32) {
                 const uint8_t *p = xr + 3 * i;
@@ -200,7 +190,7 @@ static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsig
     for (size_t r = 0; r < rows; r++) {
         const uint8_t *xr = x + r * w * 3;
         /* image r / H's planes start at (r / H) * 3 * plane; row r % H within them */
-        uint8_t *yr = y + r / (size_t)g->d[last - 1] * 3 * plane + r % (size_t)g->d[last - 1] * w;
+        uint8_t *yr = y + r / h * 3 * plane + r % h * w;
         size_t i = 0;
         /* a chunk reads bytes [0, 100) from its first pixel: 4 past its last */
 #define RAW(v) _mm256_inserti128_si256(                                                      \

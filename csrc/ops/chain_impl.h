@@ -70,6 +70,32 @@ typedef struct geom {
     size_t n;
 } geom;
 
+/* The layout of the vector frame paths (chain_avx2.c, chain_neon.c): y's axes ..., C = 3,
+ * H, W read from a contiguous x of axes ..., H, W, C (HWC -> CHW), rows of at least minw; with
+ * tab, the channel axis is jc and every channel a line of f. 0 when g is not that layout; else
+ * W, H, the image rows (all images) and the plane size. */
+static inline int frame3_layout(const geom *g, int jc, const chain_affine *f,
+                                const unsigned char *tab, int64_t minw, size_t *w, size_t *h,
+                                size_t *rows, size_t *plane)
+{
+    int last = g->nd - 1, cj = last - 2;
+    if (g->nd < 3 || g->d[cj] != 3 || g->sst[cj] != 1 || g->sst[last] != 3 ||
+        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < minw || (tab && jc != cj))
+        return 0;
+    int64_t st = 3 * g->d[last] * g->d[last - 1];
+    for (int j = cj - 1; j >= 0; j--) {
+        if (g->sst[j] != st) return 0;
+        st *= g->d[j];
+    }
+    for (int c = 0; tab && c < 3; c++)
+        if (f[c].k < 0) return 0;
+    *w = (size_t)g->d[last];
+    *h = (size_t)g->d[last - 1];
+    *rows = g->n / 3 / *w;
+    *plane = *w * *h;
+    return 1;
+}
+
 #ifndef CHAIN_TYPES_ONLY
 
 /* x's elements [src + i*s] for i < len as float32. */

@@ -34,19 +34,8 @@ static inline uint8x16_t line16(uint8x16_t u, int16_t a, int32x4_t b, int32x4_t 
 int qs_chain_frame3_neon(const geom *g, int jc, const chain_affine *f,
                          const unsigned char *tab, const uint8_t *x, uint8_t *y)
 {
-    int last = g->nd - 1, cj = last - 2;
-    if (g->nd < 3 || g->d[cj] != 3 || g->sst[cj] != 1 || g->sst[last] != 3 ||
-        g->sst[last - 1] != 3 * g->d[last] || g->d[last] < 16 || (tab && jc != cj))
-        return 0;
-    int64_t st = 3 * g->d[last] * g->d[last - 1];
-    for (int j = cj - 1; j >= 0; j--) {
-        if (g->sst[j] != st) return 0;
-        st *= g->d[j];
-    }
-    for (int c = 0; tab && c < 3; c++)
-        if (f[c].k < 0) return 0;
-    size_t w = (size_t)g->d[last], rows = g->n / 3 / w, plane = w * (size_t)g->d[last - 1];
-    size_t h = (size_t)g->d[last - 1];
+    size_t w, h, rows, plane;
+    if (!frame3_layout(g, jc, f, tab, 16, &w, &h, &rows, &plane)) return 0;
     int32x4_t b0 = vdupq_n_s32(0), b1 = b0, b2 = b0, k0 = b0, k1 = b0, k2 = b0;
     int16_t a0 = 0, a1 = 0, a2 = 0;
     if (tab) {
