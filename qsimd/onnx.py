@@ -15,6 +15,7 @@ malformed or is invalid is a ValueError saying what is wrong.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ._api import Dequantizer, Quantizer
 from ._dtypes import DTYPE_TO_CODE
 
-__all__ = ["BoundaryEntry", "boundary", "split_boundary"]
+__all__ = ["BoundaryEntry", "ChainQuantizer", "boundary", "split_boundary"]
 
 _DOMAINS = ("", "ai.onnx")
 # attributes each operator may carry (opsets 10 to 28: 28 only adds the float6 types)
@@ -161,6 +162,8 @@ def _make_quantizer(node, consts, opset, chain=None):
     a = _attrs(node, _Q_ATTRS, opset)
     scale, zp = _params(node, consts)
     prec = a.get("precision") or None
+    if chain is not None and chain[3] is not None:
+        return _make_chain_quantizer(node, consts, opset, chain)
     kw = {} if chain is None else dict(pre=chain[0], pre_axis=chain[1], perm=chain[2])
     return Quantizer(scale, zp, axis=a.get("axis", 1), block_size=a.get("block_size", 0),
                      output_dtype=a.get("output_dtype") or None,
@@ -173,11 +176,158 @@ _CHAIN_INPUTS = {1, 2, 3, 4, 5, 10, 16}
 _CHAIN_OPS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
 
-def _follow_chain(inp, consumers, consts, outputs):
+_SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+
+class _Layout:
+    """Where a chain's current tensor lives in x: x is cut into atoms (each axis of x one atom,
+    or several where a reshape split it; unit atoms where one added an axis), kept in x's order
+    in `xorder`; each axis of the current tensor is a run of atoms (`cur`). A reshape regroups
+    the atoms in the current order, a transpose permutes the runs. At the end the quantizer
+    reads x reshaped to its atoms, transposed to the current atom order, and the result is
+    reshaped to the QuantizeLinear input's shape: every step a free view of C-contiguous
+    memory."""
+
+    def __init__(self, dims):
+        self.dims = tuple(dims)            # x's
+        self.ext = list(dims)              # atom extents (None: not known before the call)
+        self.xaxis = list(range(len(dims)))  # the x axis each atom cuts (None: an added unit)
+        self.xorder = list(range(len(dims)))
+        self.cur = [[i] for i in range(len(dims))]
+        self.reshaped = False
+
+    def _new(self, e, after=None, xaxis=None):
+        self.ext.append(e)
+        self.xaxis.append(xaxis)
+        a = len(self.ext) - 1
+        self.xorder.insert(len(self.xorder) if after is None else self.xorder.index(after) + 1, a)
+        return a
+
+    def extents(self):
+        """The current tensor's dims (None: unknown)."""
+        out = []
+        for g in self.cur:
+            e = 1
+            for a in g:
+                e = None if e is None or self.ext[a] is None else e * self.ext[a]
+            out.append(e)
+        return out
+
+    def regroup(self, target):
+        """Reshape to `target` (known dims); False when the atoms cannot express it."""
+        seq = [a for g in self.cur for a in g if self.ext[a] != 1]
+        if any(self.ext[a] is None for a in seq):
+            return False
+        new, i = [], 0
+        for t in target:
+            g, p = [], 1
+            while p < t:
+                if i == len(seq):
+                    return False
+                a = seq[i]
+                if p * self.ext[a] <= t:
+                    g.append(a)
+                    p *= self.ext[a]
+                    i += 1
+                    continue
+                if t % p or self.ext[a] % (t // p):   # split the atom: outer part first
+                    return False
+                f = t // p
+                seq[i] = self._new(self.ext[a] // f, after=a, xaxis=self.xaxis[a])
+                self.ext[a] = f
+                g.append(a)
+                p *= f
+            if p != t:
+                return False
+            new.append(g or [self._new(1)])
+        if i != len(seq):
+            return False
+        self.cur = new
+        self.reshaped = True
+        return True
+
+    def the_atom(self, axis):
+        """The one atom of the current axis that is not a unit (its index), or None."""
+        big = [a for a in self.cur[axis] if self.ext[a] != 1]
+        return big[0] if len(big) == 1 else (self.cur[axis][0] if not big else None)
+
+    def perm(self):
+        """The quantizer's perm over x's atoms: units no axis holds first, then the current
+        order."""
+        held = [a for g in self.cur for a in g]
+        order = [a for a in self.xorder if a not in held] + held
+        return tuple(self.xorder.index(a) for a in order), order
+
+
+def _shape_op(n, attrs, lay, consts, opset):
+    """Apply Reshape / Flatten / Squeeze / Unsqueeze node n to lay; a reason when it cannot."""
+    dims = lay.extents()
+    rank = len(dims)
+    what = f"{n.op_type} {n.name!r}"
+    if n.op_type in ("Squeeze", "Unsqueeze"):
+        if opset >= 13:
+            if len(n.input) < 2 or n.input[1] == "":
+                axes = None
+            elif n.input[1] in consts:
+                axes = [int(v) for v in _value(consts[n.input[1]]).reshape(-1)]
+            else:
+                return f"{what} has axes that are not a constant"
+        else:
+            axes = attrs.get("axes")
+        if n.op_type == "Unsqueeze":
+            if axes is None:
+                return f"{what} has no axes"
+            r = rank + len(axes)
+            axes = sorted(a + r if a < 0 else a for a in axes)
+            if len(set(axes)) != len(axes) or not all(0 <= a < r for a in axes):
+                return f"{what} has bad axes"
+            for a in axes:
+                lay.cur.insert(a, [lay._new(1)])
+        else:
+            if axes is None:
+                if None in dims:
+                    return f"{what} squeezes axes of unknown size"
+                axes = [j for j, d in enumerate(dims) if d == 1]
+            axes = sorted({a + rank if a < 0 else a for a in axes})
+            if not all(0 <= a < rank and dims[a] == 1 for a in axes):
+                return f"{what} squeezes an axis that is not of size 1"
+            lay.cur = [g for j, g in enumerate(lay.cur) if j not in axes]
+        lay.reshaped = True
+        return None
+    if None in dims:
+        return f"{what} needs the input's shape, which is not static"
+    total = math.prod(dims)
+    if n.op_type == "Flatten":
+        ax = attrs.get("axis", 1)
+        ax = ax + rank if isinstance(ax, int) and ax < 0 else ax
+        if not isinstance(ax, int) or not 0 <= ax <= rank:
+            return f"{what} has a bad axis"
+        target = [math.prod(dims[:ax]), math.prod(dims[ax:])]
+    else:
+        if len(n.input) != 2 or n.input[1] not in consts:
+            return f"{what} has a shape that is not a constant"
+        target = [int(v) for v in _value(consts[n.input[1]]).reshape(-1)]
+        if not attrs.get("allowzero", 0):
+            target = [dims[j] if v == 0 and j < rank else v for j, v in enumerate(target)]
+        if target.count(-1) == 1:
+            rest = math.prod(v for v in target if v != -1)
+            if rest <= 0 or total % rest:
+                return f"{what} has a shape that does not fit"
+            target[target.index(-1)] = total // rest
+        if any(v < 0 for v in target) or math.prod(target) != total:
+            return f"{what} has a shape that does not fit"
+    if not lay.regroup(target):
+        return f"{what} splits or merges axes a transpose has separated"
+    return None
+
+
+def _follow_chain(inp, consumers, consts, outputs, opset=17):
     """From graph input `inp`, the nodes of a chain of Cast (to float32), Add / Sub / Mul / Div
-    with a constant and Transpose ending in a QuantizeLinear, each intermediate tensor feeding
-    only the next node: (chain nodes, the QuantizeLinear, (pre, pre_axis, perm) or None, reason
-    or None). (None, None, None, None) when no QuantizeLinear ends a chain."""
+    with a constant, Transpose and Reshape / Flatten / Squeeze / Unsqueeze (constant shapes)
+    ending in a QuantizeLinear, each intermediate tensor feeding only the next node: (chain
+    nodes, the QuantizeLinear, (pre, pre_axis, perm, layout) or None, reason or None); layout
+    is None without shape operations, else the _Layout. (None, None, None, None) when no
+    QuantizeLinear ends a chain."""
     tt = inp.type.tensor_type
     dtype = tt.elem_type
     rank = len(tt.shape.dim) if tt.HasField("shape") else None
@@ -191,7 +341,8 @@ def _follow_chain(inp, consumers, consts, outputs):
             return None, None, None, None
         if n.op_type == "QuantizeLinear" and n.input and n.input[0] == cur:
             break
-        if n.op_type not in ("Cast", "Transpose", *_CHAIN_OPS) or len(n.output) != 1:
+        if n.op_type not in ("Cast", "Transpose", *_CHAIN_OPS, *_SHAPE_OPS) or \
+                len(n.output) != 1:
             return None, None, None, None
         nodes.append(n)
         cur = n.output[0]
@@ -204,20 +355,28 @@ def _follow_chain(inp, consumers, consts, outputs):
         return nodes, q, None, f"the rank of input {inp.name!r} is unknown"
     if dtype not in _CHAIN_INPUTS:
         return nodes, q, None, f"input {inp.name!r} has a type a chain does not read"
-    perm = list(range(rank))   # axis j of the current tensor is axis perm[j] of the input
+    lay = _Layout([d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim])
     pre, pre_axis, is_float = [], None, dtype == TensorProto.FLOAT
     prev = inp.name   # the tensor the chain has reached
     for n in nodes:
         attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        r = len(lay.cur)
         if n.op_type == "Cast":
             if attrs.get("to") != TensorProto.FLOAT or set(attrs) - {"to"}:
                 return nodes, q, None, f"Cast {n.name!r} is not a cast to float32"
             is_float = True
         elif n.op_type == "Transpose":
-            p = list(attrs.get("perm", range(rank - 1, -1, -1)))
-            if sorted(p) != list(range(rank)):
+            p = list(attrs.get("perm", range(r - 1, -1, -1)))
+            if sorted(p) != list(range(r)):
                 return nodes, q, None, f"Transpose {n.name!r} has a bad perm"
-            perm = [perm[i] for i in p]
+            lay.cur = [lay.cur[i] for i in p]
+        elif n.op_type in _SHAPE_OPS:
+            try:
+                why = _shape_op(n, attrs, lay, consts, opset)
+            except (TypeError, ValueError, IndexError, OverflowError) as e:   # malformed
+                why = f"{n.op_type} {n.name!r} cannot be read ({_why(e)})"
+            if why:
+                return nodes, q, None, why
         else:
             if not is_float:
                 return nodes, q, None, f"{n.op_type} {n.name!r} computes in the input type"
@@ -231,14 +390,15 @@ def _follow_chain(inp, consumers, consts, outputs):
                 return nodes, q, None, (f"{n.op_type} {n.name!r} does not take the chain "
                                         f"first and a constant second")
             c = _value(consts[cname])
-            if c.dtype != np.float32 or c.ndim > rank:
+            if c.dtype != np.float32 or c.ndim > r:
                 return nodes, q, None, f"the constant {cname!r} of {n.op_type} {n.name!r} " \
                                        f"is not a float32 tensor broadcast to the input"
-            axes = [rank - c.ndim + j for j, d in enumerate(c.shape) if d != 1]
-            if len(axes) > 1:
+            axes = [r - c.ndim + j for j, d in enumerate(c.shape) if d != 1]
+            atom = lay.the_atom(axes[0]) if len(axes) == 1 else None
+            if len(axes) > 1 or (axes and atom is None):
                 return nodes, q, None, f"the constant {cname!r} varies along more than one axis"
             if axes:
-                xa = perm[axes[0]]
+                xa = atom   # x's atoms are the quantizer's axes (x reshaped to them)
                 if pre_axis is not None and pre_axis != xa:
                     return nodes, q, None, (f"the constant {cname!r} runs along another axis "
                                             f"than an earlier one")
@@ -249,7 +409,102 @@ def _follow_chain(inp, consumers, consts, outputs):
         prev = n.output[0]
     if not is_float:
         return nodes, q, None, f"the chain from {inp.name!r} never casts to float32"
-    return nodes, q, (pre, -1 if pre_axis is None else pre_axis, tuple(perm)), None
+    perm, order = lay.perm()
+    if pre_axis is not None:
+        pre_axis = lay.xorder.index(pre_axis)
+    if not lay.reshaped:
+        return nodes, q, (pre, -1 if pre_axis is None else pre_axis, perm, None), None
+    return nodes, q, (pre, -1 if pre_axis is None else pre_axis, perm, lay), None
+
+
+class ChainQuantizer:
+    """The quantizer of a graph input whose preprocessing chain reshapes (Reshape, Flatten,
+    Squeeze, Unsqueeze): ``q(x, out=None)`` views x as the chain's atoms, runs `quantizer` (a
+    Quantizer with the chain's pre / perm) and returns its result viewed in the shape of the
+    QuantizeLinear's input: what the chain and the node compute in the model, bit for bit."""
+
+    def __init__(self, quantizer, xdims, xshape, yshape):
+        self.quantizer = quantizer
+        self._xdims = tuple(xdims)     # the model input's dims (None: symbolic)
+        self._rank = len(self._xdims)
+        self._xshape = tuple(xshape)   # x's atoms: an int, or ("x", axis): that dim of x
+        self._yshape = tuple(yshape)   # per result axis, the entries of its atoms
+        self._perm = quantizer._args[2]["perm"] or tuple(range(len(self._xshape)))
+
+    @property
+    def output_dtype(self):
+        return self.quantizer.output_dtype
+
+    def _dims(self, shape):
+        def dim(e):
+            return shape[e[1]] if isinstance(e, tuple) else e
+        xs = [dim(e) for e in self._xshape]
+        ys = [math.prod(dim(f) for f in e) for e in self._yshape]
+        return xs, ys
+
+    def __call__(self, x, out=None):
+        shape = np.shape(x)
+        if len(shape) != self._rank:
+            raise ValueError(f"x must have rank {self._rank} (the model's input), got "
+                             f"{len(shape)}")
+        if any(d is not None and d != v for d, v in zip(self._xdims, shape)):
+            want = tuple("?" if d is None else d for d in self._xdims)
+            raise ValueError(f"x must have the model input's shape {want}, got {shape}")
+        xs, ys = self._dims(shape)
+        xr = np.reshape(x, xs)
+        if out is None:
+            return np.reshape(self.quantizer(xr), ys)
+        if np.shape(out) != tuple(ys):
+            raise ValueError(f"out must have shape {tuple(ys)}, got {np.shape(out)}")
+        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
+            self.quantizer(xr, out=out.reshape([xs[p] for p in self._perm]))   # a view
+        else:
+            np.copyto(out, np.reshape(self.quantizer(xr), ys))
+        return out
+
+    def _onnx_dims(self, xdims):
+        """The core model's input dims (of the result) from the original input's xdims."""
+        out = []
+        for e in self._yshape:
+            d = onnx.TensorShapeProto.Dimension()
+            var = [f for f in e if isinstance(f, tuple)]
+            if not var:
+                d.dim_value = math.prod(e)
+            elif len(var) == 1 and all(f == 1 for f in e if not isinstance(f, tuple)):
+                d.CopyFrom(xdims[var[0][1]])
+            out.append(d)
+        return out
+
+    def __repr__(self):
+        return f"ChainQuantizer({self.quantizer!r}, {self._xdims}, {self._xshape}, " \
+               f"{self._yshape})"
+
+
+def _make_chain_quantizer(node, consts, opset, chain):
+    """The ChainQuantizer of a chain with shape operations (chain[3], its _Layout)."""
+    pre, pre_axis, perm, lay = chain
+    a = _attrs(node, _Q_ATTRS, opset)
+    scale, zp = _params(node, consts)
+    order = lay.perm()[1]
+    axis = 0
+    if np.ndim(scale) > 0 and np.size(scale) > 1:
+        if a.get("block_size", 0) or np.ndim(scale) != 1:
+            raise ValueError("blocked quantization after a reshape is not taken")
+        t = a.get("axis", 1)
+        t = t + len(lay.cur) if t < 0 else t
+        atom = lay.the_atom(t) if 0 <= t < len(lay.cur) else None
+        if atom is None:
+            raise ValueError("the quantization axis is not one axis of the input")
+        axis = order.index(atom)
+    prec = a.get("precision") or None
+    q = Quantizer(scale, zp, axis=axis, output_dtype=a.get("output_dtype") or None,
+                  saturate=bool(a.get("saturate", 1)), precision=prec, pre=pre,
+                  pre_axis=pre_axis, perm=perm)
+
+    def entry(at):
+        return lay.ext[at] if lay.ext[at] is not None else ("x", lay.xaxis[at])
+    return ChainQuantizer(q, lay.dims, [entry(at) for at in lay.xorder],
+                          [tuple(entry(at) for at in g) for g in lay.cur])
 
 
 def _make_dequantizer(node, consts, opset):
@@ -286,7 +541,7 @@ def _scan(m: onnx.ModelProto):
         qs = [n for n in users if n.op_type == "QuantizeLinear" and n.domain in _DOMAINS
               and n.input and n.input[0] == inp.name and len(n.output) >= 1]
         if not qs:
-            chain, node, pre, why = _follow_chain(inp, consumers, consts, outputs)
+            chain, node, pre, why = _follow_chain(inp, consumers, consts, outputs, opset)
             if not chain:
                 continue
             op = None
@@ -344,10 +599,11 @@ def boundary(model) -> list:
 
     An input may reach its QuantizeLinear through a preprocessing chain: Cast to float32,
     Add / Sub / Mul / Div with a float32 constant (a scalar or varying along one axis; the
-    chain's tensor first for Sub and Div), Transpose, in any order, each intermediate tensor
-    feeding only the next node. The quantizer then takes the graph input itself and runs the
-    chain (Quantizer's pre / pre_axis / perm). A chain it cannot take stays in the model (not
-    listed; split_boundary(inputs=[name]) says why)."""
+    chain's tensor first for Sub and Div), Transpose, Reshape / Flatten / Squeeze / Unsqueeze
+    with constant shapes, in any order, each intermediate tensor feeding only the next node.
+    The quantizer then takes the graph input itself and runs the chain (Quantizer's pre /
+    pre_axis / perm; a ChainQuantizer around it when the chain reshapes). A chain it cannot
+    take stays in the model (not listed; split_boundary(inputs=[name]) says why)."""
     m = _load(model)
     return [BoundaryEntry(n, k, node, op) for n, k, node, op, _, _ in _scan(m) if op is not None]
 
@@ -481,11 +737,18 @@ def split_boundary(model, inputs=None, outputs=None):
             for i, vi in enumerate(g.input):
                 if vi.name == name:
                     g.input[i].CopyFrom(_value_info(vi, code))
-                    perm = op._args[2].get("perm") if chain else None
-                    if perm is not None and vi.type.tensor_type.HasField("shape"):
+                    perm = None if not chain or isinstance(op, ChainQuantizer) else \
+                        op._args[2].get("perm")
+                    dims = None
+                    if not vi.type.tensor_type.HasField("shape"):
+                        pass
+                    elif isinstance(op, ChainQuantizer):
+                        dims = op._onnx_dims(vi.type.tensor_type.shape.dim)
+                    elif perm is not None:
                         dims = [onnx.TensorShapeProto.Dimension() for _ in perm]
                         for j, d in enumerate(dims):
                             d.CopyFrom(vi.type.tensor_type.shape.dim[perm[j]])
+                    if dims is not None:
                         shape = g.input[i].type.tensor_type.shape
                         del shape.dim[:]
                         shape.dim.extend(dims)

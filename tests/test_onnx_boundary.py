@@ -3,6 +3,7 @@ qsimd-quantized inputs, its outputs dequantized by qsimd, equals onnxruntime on 
 model bit for bit. onnxruntime is in the `test` extra; the sanitizer run (QSIMD_TEST_NO_ORT=1,
 .ci/sanitizers.sh) leaves it out, as it would put onnxruntime itself under ASan."""
 import os
+import pickle
 
 import numpy as np
 import onnx
@@ -404,6 +405,17 @@ def _chain_model(chain, x_type=TensorProto.UINT8, x_shape=(2, 6, 5, 3), axis=Non
         elif op == "Transpose":
             nodes.append(helper.make_node("Transpose", [prev], [out], perm=list(arg)))
             shape = [shape[p] for p in arg]
+        elif op == "Flatten":
+            nodes.append(helper.make_node("Flatten", [prev], [out], axis=arg))
+            shape = [int(np.prod(shape[:arg])), int(np.prod(shape[arg:]))]
+        elif op in ("Reshape", "Squeeze", "Unsqueeze"):
+            name = f"k{i}"
+            inits.append(numpy_helper.from_array(np.asarray(arg, np.int64), name))
+            nodes.append(helper.make_node(op, [prev, name], [out]))
+            probe = np.empty([1 if isinstance(d, str) else d for d in shape], np.uint8)
+            shape = list({"Reshape": lambda: probe.reshape(arg),
+                          "Squeeze": lambda: probe.squeeze(tuple(arg)),
+                          "Unsqueeze": lambda: np.expand_dims(probe, tuple(arg))}[op]().shape)
         else:
             name, first = f"k{i}", op.endswith("'")
             inits.append(numpy_helper.from_array(np.asarray(arg, np.float32), name))
@@ -418,6 +430,8 @@ def _chain_model(chain, x_type=TensorProto.UINT8, x_shape=(2, 6, 5, 3), axis=Non
     nodes += [helper.make_node("QuantizeLinear", [prev, "qs", "qz"], ["q"], **kw),
               helper.make_node("DequantizeLinear", ["q", "qs", "qz"], ["d"], **kw),
               helper.make_node("Relu", ["d"], ["Y"])]
+    if any(isinstance(d, str) for d in x_shape):
+        shape = [f"y{j}" for j in range(len(shape))]   # symbolic: the output's dims unnamed
     g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("X", x_type, x_shape)],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -466,6 +480,91 @@ def test_preprocessing_chain_absorbed(case):
     want = _session(m).run(None, {"X": x})[0]
     got = _session(core).run(None, {"X": xq})[0]
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("case", ["unsqueeze_batch", "reshape_per_channel", "squeeze_first",
+                                  "flatten_then_reshape", "split_an_axis",
+                                  "merge_after_transpose"])
+def test_chain_with_reshapes_absorbed(case):
+    """Reshape / Flatten / Squeeze / Unsqueeze anywhere in the chain (constant shapes): the
+    quantizer views x as the chain's atoms and its result as the QuantizeLinear input; bit for
+    bit what onnxruntime computes, with and without out=."""
+    rng = np.random.default_rng(9)
+    x_type, x_shape, axis, qs, qz = TensorProto.UINT8, (2, 6, 5, 3), None, None, None
+    norm = [("Cast", None), ("Div", 255.0), ("Sub", MEAN3), ("Div", STD3)]
+    if case == "unsqueeze_batch":
+        x_shape = (6, 5, 3)
+        chain = norm + [("Transpose", (2, 0, 1)), ("Unsqueeze", [0])]
+    elif case == "reshape_per_channel":   # constants along the merged tensor's axis 1
+        chain = [("Cast", None), ("Transpose", (0, 3, 1, 2)), ("Reshape", [2, 3, 30]),
+                 ("Mul", 1 / 255.0), ("Sub", MEAN3.reshape(3, 1)), ("Div", STD3.reshape(3, 1))]
+        axis, qs, qz = 1, np.array([0.02, 0.03, 0.017], np.float32), np.array([1, -2, 0], np.int8)
+    elif case == "squeeze_first":
+        x_shape = (1, 6, 5, 3)
+        chain = [("Squeeze", [0])] + norm + [("Transpose", (2, 0, 1))]
+    elif case == "flatten_then_reshape":
+        x_type = TensorProto.FLOAT
+        chain = [("Flatten", 1), ("Reshape", [2, 6, 15]), ("Sub", 100.0), ("Div", 60.0)]
+    elif case == "split_an_axis":   # the transposed 6 becomes 2 x 3
+        chain = norm + [("Transpose", (0, 3, 1, 2)), ("Reshape", [2, 3, 2, 3, 5])]
+    else:   # channels and rows merged after the transpose, then unit axes
+        chain = norm + [("Transpose", (0, 3, 1, 2)), ("Reshape", [2, 18, 5]),
+                        ("Unsqueeze", [1, -1])]
+    m = _chain_model(chain, x_type, x_shape, axis, qs, qz)
+    onnx.checker.check_model(m)
+    if x_type == TensorProto.UINT8:
+        x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    else:
+        x = (rng.random(x_shape) * 255).astype(np.float32)
+    core, quantizers, _ = qonnx.split_boundary(m)
+    assert [n.op_type for n in core.graph.node] == ["DequantizeLinear", "Relu"]
+    onnx.checker.check_model(core)
+    q = quantizers["X"]
+    xq = q(x)
+    want = _session(m).run(None, {"X": x})[0]
+    got = _session(core).run(None, {"X": xq})[0]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    out = np.empty_like(xq)
+    assert q(x, out=out) is out
+    np.testing.assert_array_equal(out, xq)
+    strided = np.empty(xq.shape + (2,), xq.dtype)[..., 0]   # not contiguous: written through
+    q(x, out=strided)
+    np.testing.assert_array_equal(strided, xq)
+    with pytest.raises(ValueError, match="rank"):
+        q(x[0])
+    if len(x_shape) == 4:   # the same elements in another shape is not the input
+        with pytest.raises(ValueError, match="shape"):
+            q(np.ascontiguousarray(np.swapaxes(x, 1, 2)))
+    q2 = pickle.loads(pickle.dumps(q))
+    np.testing.assert_array_equal(q2(x), xq)
+
+
+def test_reshape_chain_with_a_symbolic_batch():
+    """A batch dimension without a static size goes through Unsqueeze / Squeeze: the core
+    model's input keeps it symbolic, and any batch runs."""
+    chain = [("Cast", None), ("Sub", MEAN3), ("Transpose", (0, 3, 1, 2)), ("Unsqueeze", [1])]
+    m = _chain_model(chain, x_shape=("N", 6, 5, 3))
+    core, quantizers, _ = qonnx.split_boundary(m)
+    dims = core.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["N", 1, 3, 6, 5]
+    rng = np.random.default_rng(2)
+    for n in (1, 3):
+        x = rng.integers(0, 256, (n, 6, 5, 3)).astype(np.uint8)
+        want = _session(m).run(None, {"X": x})[0]
+        got = _session(core).run(None, {"X": quantizers["X"](x)})[0]
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    m = _chain_model(chain[:3] + [("Reshape", [-1, 90])], x_shape=("N", 6, 5, 3))
+    with pytest.raises(ValueError, match="not static"):
+        qonnx.split_boundary(m, inputs=["X"])
+
+
+def test_reshape_chain_that_cannot_be_absorbed():
+    """A reshape whose axes cut across what the transpose moved stays in the model, with the
+    reason."""
+    m = _chain_model([("Cast", None), ("Transpose", (0, 3, 1, 2)), ("Reshape", [2, 3, 5, 6])])
+    assert qonnx.boundary(m) == []
+    with pytest.raises(ValueError, match="Reshape.*splits or merges"):
+        qonnx.split_boundary(m, inputs=["X"])
 
 
 def test_chain_that_cannot_be_absorbed():
