@@ -116,6 +116,8 @@ static unsigned char *build_table(const qs_chain *c, int k)
     return tab;
 }
 
+#if defined(CHAIN_AVX2) || defined(CHAIN_NEON)   /* the vector loops that use lines */
+#define CHAIN_LINES 1
 /* floor(w / 2^k) */
 static int64_t floor_shift(int64_t w, int k)
 {
@@ -215,6 +217,7 @@ static chain_affine *fit_lines(const qs_chain *c, int k)
         fit_line(c->table[k] + (size_t)ch * 256, k == T_I8, yt == QSIMD_INT8, &f[ch]);
     return f;
 }
+#endif
 
 int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
                   int64_t pre_axis, const int64_t *perm, int32_t perm_len, qs_chain **out,
@@ -292,7 +295,7 @@ int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
         c->table[T_U8] = build_table(c, T_U8);
         c->table[T_I8] = build_table(c, T_I8);
         c->table_tried[T_U8] = c->table_tried[T_I8] = 1;
-#if defined(CHAIN_AVX2) || defined(CHAIN_NEON)   /* the vector loops that use lines */
+#ifdef CHAIN_LINES
         c->line[T_U8] = fit_lines(c, T_U8);
         c->line[T_I8] = fit_lines(c, T_I8);
 #endif
