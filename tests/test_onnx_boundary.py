@@ -437,6 +437,15 @@ def _chain_model(chain, x_type=TensorProto.UINT8, x_shape=(2, 6, 5, 3), axis=Non
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def _chain_case(rng, chain, x_type, x_shape, axis, qs, qz):
+    """A checked chain model and an input for it."""
+    m = _chain_model(chain, x_type, x_shape, axis, qs, qz)
+    onnx.checker.check_model(m)
+    if x_type == TensorProto.UINT8:
+        return m, rng.integers(0, 256, x_shape).astype(np.uint8)
+    return m, (rng.random(x_shape) * 255).astype(np.float32)
+
+
 MEAN3 = np.array([0.485, 0.456, 0.406], np.float32)
 STD3 = np.array([0.229, 0.224, 0.225], np.float32)
 
@@ -465,12 +474,7 @@ def test_preprocessing_chain_absorbed(case):
     else:
         chain = [("Cast", None), ("Mul'", 1 / 255.0), ("Add'", -MEAN3),
                  ("Transpose", (0, 3, 1, 2))]
-    m = _chain_model(chain, x_type, x_shape, axis, qs, qz)
-    onnx.checker.check_model(m)
-    if x_type == TensorProto.UINT8:
-        x = rng.integers(0, 256, x_shape).astype(np.uint8)
-    else:
-        x = (rng.random(x_shape) * 255).astype(np.float32)
+    m, x = _chain_case(rng, chain, x_type, x_shape, axis, qs, qz)
     entries = qonnx.boundary(m)
     assert [(e.name, e.kind) for e in entries] == [("X", "input")]
     core, quantizers, dequantizers = qonnx.split_boundary(m)
@@ -510,12 +514,7 @@ def test_chain_with_reshapes_absorbed(case):
     else:   # channels and rows merged after the transpose, then unit axes
         chain = norm + [("Transpose", (0, 3, 1, 2)), ("Reshape", [2, 18, 5]),
                         ("Unsqueeze", [1, -1])]
-    m = _chain_model(chain, x_type, x_shape, axis, qs, qz)
-    onnx.checker.check_model(m)
-    if x_type == TensorProto.UINT8:
-        x = rng.integers(0, 256, x_shape).astype(np.uint8)
-    else:
-        x = (rng.random(x_shape) * 255).astype(np.float32)
+    m, x = _chain_case(rng, chain, x_type, x_shape, axis, qs, qz)
     core, quantizers, _ = qonnx.split_boundary(m)
     assert [n.op_type for n in core.graph.node] == ["DequantizeLinear", "Relu"]
     onnx.checker.check_model(core)
