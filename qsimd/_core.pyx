@@ -1217,14 +1217,10 @@ cdef class _Prepared:
         return _api_mod()._repr_prepared(self)
 
 
-# x types a chain reads (uint8, int8, uint16, int16, float32, float16, bfloat16)
-cdef uint32_t CHAIN_IN = (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 1) | \
-    (1u << 10) | (1u << 16)
-
-
 cdef object _chain_call(_Prepared self, object x, object out):
     """A prepared quantizer with a chain, x and out in final form: the C prepared object's
-    run; anything else (and any error, reported there) through the general path."""
+    run (which checks x's type); anything else, and any error, through the general path,
+    which reports it."""
     cdef int xt, i
     cdef view vx
     cdef int64_t ydims[32]
@@ -1233,7 +1229,7 @@ cdef object _chain_call(_Prepared self, object x, object out):
     cdef qsimd_error err
     cdef int rc
     xt = _view(x, &vx, False)
-    if self.pk or not _has(CHAIN_IN, xt) or (self.perm_len and self.perm_len != vx.nd):
+    if self.pk or not xt or (self.perm_len and self.perm_len != vx.nd):
         return self._slow(x, out)
     for i in range(vx.nd):
         ydims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]

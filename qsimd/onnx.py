@@ -409,7 +409,7 @@ def _follow_chain(inp, consumers, consts, outputs, opset=17):
         prev = n.output[0]
     if not is_float:
         return nodes, q, None, f"the chain from {inp.name!r} never casts to float32"
-    perm, order = lay.perm()
+    perm = lay.perm()[0]
     if pre_axis is not None:
         pre_axis = lay.xorder.index(pre_axis)
     if not lay.reshaped:
