@@ -400,3 +400,88 @@ def test_errors():
     with pytest.raises(ValueError, match="x of shape|entries"):
         q(np.zeros((1, 3, 4), np.uint8))
     np.testing.assert_array_equal(q(np.ones((1, 4, 3), np.uint8)), np.ones((1, 3, 4), np.uint8))
+
+
+def _midpoints(rng, pre, scale, zp, n, y_signed):
+    """float32 x whose chained value V = q + zp lies on or next to a half-integer: the
+    inverse of the chain in float64 at k + 1/2, then 0 to 3 ulps either way."""
+    k = rng.integers(-130 if y_signed else -2, 130 if y_signed else 258, n) + 0.5
+    ch = rng.integers(0, 3, n)
+    t = (k - np.asarray(zp, np.float64)[ch] if np.ndim(zp) else k - float(zp))
+    t = t * (np.asarray(scale, np.float64)[ch] if np.ndim(scale) else float(scale))
+    for name, c in reversed(pre):
+        c = np.asarray(c, np.float64)
+        c = c[ch] if c.ndim else c
+        t = {"add": t - c, "sub": t + c, "mul": t / c, "div": t * c}[name]
+    x = t.astype(np.float32)
+    steps = rng.integers(-3, 4, n).astype(np.int64)
+    bitsx = x.view(np.int32).astype(np.int64) + steps * np.where(x < 0, -1, 1)
+    return np.clip(bitsx, -2**31, 2**31 - 1).astype(np.int32).view(np.float32), ch
+
+
+@pytest.mark.parametrize("out", ["int8", "uint8"])
+def test_float_frames(isa, out):
+    """float32 NHWC frames to 8-bit NCHW codes (one pass over x on AVX2 and AVX-512: the chain
+    and the quotient as one line where that provably rounds alike, the defined operations
+    elsewhere): values on and next to the codes' rounding midpoints, huge, infinite, NaN,
+    signed zeros and subnormals; chains the line cannot stand for (division by zero,
+    overflowing constants) and none at all; per tensor and per channel; widths with and
+    without a last partial chunk of 32 pixels."""
+    rng = np.random.default_rng(zlib.crc32(f"float-frames-{isa}-{out}".encode()))
+    y_signed = out == "int8"
+    mean = np.array([0.485, 0.456, 0.406], np.float32)
+    std = np.array([0.229, 0.224, 0.225], np.float32)
+    chains = [[("sub", mean), ("div", std)],
+              [("div", 255.0), ("sub", mean), ("div", std)],
+              [("mul", np.float32(-3.5)), ("add", [1.0, -2.0, 0.25])],
+              [],
+              [("sub", 0.5), ("mul", [2.0, 1e-30, 4.0]), ("div", [1e-30, 1.0, 3.0])],
+              [("div", [0.0, 1.0, 2.0]), ("sub", mean)],
+              [("mul", 3e38), ("sub", 3e38)],
+              [("add", 1e30), ("sub", 1e30)]]
+    shapes = [(1, 16, 20, 3), (2, 7, 37, 3), (1, 1, 31, 3), (3, 4, 8, 3)]
+    for ci, pre in enumerate(chains):
+        shape = shapes[ci % len(shapes)]
+        per_channel = ci % 2 == 1
+        if per_channel:
+            scale = (rng.random(3) * 0.03 + 0.005).astype(np.float32)
+            zp = rng.integers(-128 if y_signed else 0, 128 if y_signed else 256, 3).astype(out)
+            kw = dict(axis=1)
+        else:
+            scale = np.float32(rng.random() * 0.03 + 0.005)
+            zp = np.asarray(rng.integers(-128 if y_signed else 0,
+                                         128 if y_signed else 256)).astype(out)[()]
+            kw = {}
+        n = int(np.prod(shape))
+        x = (rng.standard_normal(n) * 1.5 + 0.5).astype(np.float32)
+        if pre:
+            mid, ch = _midpoints(rng, pre, scale, zp, n // 3, y_signed)
+            pos = rng.choice(n // 3, n // 3, replace=False) * 3 + ch
+            x[pos] = mid
+        special = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3e38, -3e38, 1e-45, -1e-40,
+                            2.5e9, -2.5e9, 1e20], np.float32)
+        x[rng.choice(n, 40, replace=False)] = rng.choice(special, 40)
+        x = x.reshape(shape)
+        q = qsimd.Quantizer(scale, zp, pre=pre, perm=(0, 3, 1, 2), **kw)
+        want = expected(x, pre, (0, 3, 1, 2), scale, zp, **kw)
+        assert bits(q(x)) == bits(want), (ci, pre, shape)
+
+
+def test_float_frames_many_midpoints(isa):
+    """A long run of values next to rounding midpoints through the common normalisation, so
+    that the one-pass form falls back to the defined operations again and again."""
+    rng = np.random.default_rng(17)
+    mean = np.array([0.485, 0.456, 0.406], np.float32)
+    std = np.array([0.229, 0.224, 0.225], np.float32)
+    pre = [("sub", mean), ("div", std)]
+    for scale, zp, kw in ((np.float32(0.0186), np.int8(-2), {}),
+                          (np.array([0.02, 0.017, 0.019], np.float32),
+                           np.array([3, 0, 250], np.uint8), dict(axis=1))):
+        y_signed = np.asarray(zp).dtype == np.int8
+        n = 64 * 96 * 3
+        x = rng.random(n).astype(np.float32)
+        mid, ch = _midpoints(rng, pre, scale, zp, n // 3, y_signed)
+        x[np.arange(n // 3) * 3 + ch] = mid
+        x = x.reshape(1, 64, 96, 3)
+        q = qsimd.Quantizer(scale, zp, pre=pre, perm=(0, 3, 1, 2), **kw)
+        assert bits(q(x)) == bits(expected(x, pre, (0, 3, 1, 2), scale, zp, **kw))

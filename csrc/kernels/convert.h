@@ -23,12 +23,15 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #define QD_UNROLL _Pragma("GCC unroll 4")
 #define QD_UNROLL8 _Pragma("GCC unroll 8")
+#define QD_UNROLL12 _Pragma("GCC unroll 12")
 #elif defined(__clang__)
 #define QD_UNROLL _Pragma("unroll 4")
 #define QD_UNROLL8 _Pragma("unroll 8")
+#define QD_UNROLL12 _Pragma("unroll 12")
 #else
 #define QD_UNROLL
 #define QD_UNROLL8
+#define QD_UNROLL12
 #endif
 
 static inline uint32_t qk_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }

@@ -10,11 +10,13 @@
  *   permuted tensor at a time into a scratch buffer, then qsimd_quantize_linear on the piece.
  * Chain objects are read-only after qs_chain_make except for the 16-bit tables, which are
  * built on first use under qs_lazy_lock. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "chain.h"
+#include "../kernels/kernels.h"
 #if defined(QSIMD_HAVE_NEON)
 /* the table walk below takes NEON's frame path when NEON is the active instruction set */
 #include "chain_neon.h"
@@ -48,6 +50,8 @@ struct qs_chain {
     unsigned char *table[T_N];
     int table_tried[T_N];
     chain_affine *line[2];    /* the 8-bit tables' lines (T_U8, T_I8), per channel; NULL: none */
+    int fused;                /* fq holds the quantization for the fused float frame path */
+    chain_fq fq;
     float *values;
 };
 
@@ -219,6 +223,117 @@ static chain_affine *fit_lines(const qs_chain *c, int k)
 }
 #endif
 
+/* The quantization as the fused float path takes it (chain_fq), when it can: int8 / uint8
+ * codes of float32 scales (quotient in float32), per tensor or three per-axis entries, each
+ * positive and inside the exact reciprocal form's range. 0 otherwise. */
+static int fuse_params(const qs_chain_q *q, size_t ns, int n_ops, chain_fq *f)
+{
+    int32_t yt = q->y_dtype;
+    if ((yt != QSIMD_INT8 && yt != QSIMD_UINT8) || q->scale->dtype != QSIMD_FLOAT ||
+        (q->opt.precision != 0 && q->opt.precision != QSIMD_FLOAT) || n_ops > CHAIN_FQ_OPS ||
+        !(ns == 1 || (ns == 3 && q->scale->ndim == 1 && q->opt.block_size == 0)) ||
+        (q->zp && q->zp->dtype != yt))
+        return 0;
+    for (int e = 0; e < 3; e++) {
+        size_t k = ns == 1 ? 0 : (size_t)e;
+        float s = ((const float *)q->scale->data)[k];
+        if (!(s > 0.0f) || qk_recip(s) == 0.0f) return 0;
+        f->s[e] = s;
+        f->r[e] = qk_recip(s);
+        f->z[e] = !q->zp ? 0 : yt == QSIMD_INT8 ? ((const int8_t *)q->zp->data)[k]
+                                                : ((const uint8_t *)q->zp->data)[k];
+    }
+    f->y_signed = yt == QSIMD_INT8;
+    return 1;
+}
+
+/* The fast form of the fused float path: channel e's chain and quotient as one line,
+ * F = RN(x a + b), a = RN(alpha), b = RN(beta + zp), alpha x + beta the chain's and the
+ * quotient's value in exact arithmetic. The defined code is clamp(rint(V)), V = q + zp with q
+ * the float32 quotient of the float32 chain (the exact reciprocal form rounds to the same
+ * integer). With u = 2^-24 and RN(z) = z (1 + d) + h, |d| <= u, |h| <= 2^-150:
+ * - the n + 1 operations t_k = RN(t_{k-1} op c_k) against T_k = alpha_k x + beta_k:
+ *   |t_k - T_k| <= E_k = g_k (1 + u) E_{k-1} + u |T_k| + 2^-150, g_k = 1 (add, sub), |c|
+ *   (mul), 1 / |c| (div);
+ * - |F - alpha x - beta - zp| <= u (|alpha x| + |b| + |F|) + 2^-150, a and b rounded.
+ * Over every x (|T_k| <= |alpha_k x| + |beta_k|) the sum is some K1 |x| + K0; where F lies in
+ * [qmin - 1, qmax + 1], x lies in an interval and the sum is at most D (|T_k| at its ends).
+ * A lane within 1/2 - D of its integer there rounds as V does, with no tie. A lane clamped at
+ * qmax, or rounded below qmin, is saturated on both sides: its distance to the range grows
+ * with |alpha x| while the error grows at K1 / |alpha|, which the 2^-9 bound keeps far below 1.
+ * No operation may overflow in that interval; beyond it, a chain that overflows to +-inf
+ * keeps that sign (mul / div constants nonzero, every constant finite and within 2^64) when
+ * later constants cannot pull the value back, G_k 2^127 >= 2 S_k + 2^20 (G_k the product of
+ * the later factors, S_k the reach of the later added constants): V and F then saturate
+ * alike. NaN x gives qmin on both sides. Returns 0 (the exact form only) when a condition
+ * fails. */
+static int fuse_line(const chain_op *ops, int n_ops, chain_fq *f)
+{
+    const double u = 0x1p-24, eta = 0x1p-150;
+    double qmin = f->y_signed ? -128.0 : 0.0, qmax = f->y_signed ? 127.0 : 255.0;
+    double fm = (qmax > -qmin ? qmax : -qmin) + 2, dmax = 0;
+    for (int e = 0; e < 3; e++) {
+        double al = 1, be = 0, g[CHAIN_FQ_OPS + 1], k[CHAIN_FQ_OPS + 1], c[CHAIN_FQ_OPS + 1];
+        int32_t kind[CHAIN_FQ_OPS + 1];
+        for (int i = 0; i <= n_ops; i++) {
+            kind[i] = i < n_ops ? ops[i].kind : QSIMD_PRE_DIV;
+            c[i] = i < n_ops ? ops[i].v[ops[i].count > 1 ? e : 0] : f->s[e];
+            double a = fabs(c[i]);
+            int scaling = kind[i] == QSIMD_PRE_MUL || kind[i] == QSIMD_PRE_DIV;
+            if (scaling ? !(a >= 0x1p-64 && a <= 0x1p64) : !(a <= 0x1p64)) return 0;
+            g[i] = kind[i] == QSIMD_PRE_MUL ? a : kind[i] == QSIMD_PRE_DIV ? 1 / a : 1;
+            k[i] = scaling ? 0 : a;
+            switch (kind[i]) {
+            case QSIMD_PRE_ADD: be += c[i]; break;
+            case QSIMD_PRE_SUB: be -= c[i]; break;
+            case QSIMD_PRE_MUL: al *= c[i]; be *= c[i]; break;
+            default: al /= c[i]; be /= c[i]; break;
+            }
+        }
+        double bz = be + f->z[e];
+        if (!(fabs(al) >= 0x1p-100 && fabs(al) <= 0x1p100 && fabs(bz) <= 0x1p64)) return 0;
+        /* x where F is in [qmin - 1, qmax + 1] (F within 1 of alpha x + beta + zp) */
+        double x0 = (qmin - 2 - bz) / al, x1 = (qmax + 2 - bz) / al;
+        double xlo = x0 < x1 ? x0 : x1, xhi = x0 < x1 ? x1 : x0, xb = fabs(xlo) > fabs(xhi) ?
+                     fabs(xlo) : fabs(xhi);
+        double ak = 1, bk = 0, P = 0, R = 0, E = 0;
+        for (int i = 0; i <= n_ops; i++) {
+            switch (kind[i]) {
+            case QSIMD_PRE_ADD: bk += c[i]; break;
+            case QSIMD_PRE_SUB: bk -= c[i]; break;
+            case QSIMD_PRE_MUL: ak *= c[i]; bk *= c[i]; break;
+            default: ak /= c[i]; bk /= c[i]; break;
+            }
+            double lo = fabs(ak * xlo + bk), hi = fabs(ak * xhi + bk);
+            if (!(fabs(ak) * xb + fabs(bk) <= 0x1p126)) return 0;   /* no overflow there */
+            P = g[i] * (1 + u) * P + u * fabs(ak);
+            R = g[i] * (1 + u) * R + u * fabs(bk) + eta;
+            E = g[i] * (1 + u) * E + u * (lo > hi ? lo : hi) + eta;
+        }
+        double G = 1, S = 0;
+        for (int i = n_ops; i >= 0; i--) {
+            if (!(G * 0x1p127 >= 2 * S + 0x1p20)) return 0;
+            S += k[i] * G;
+            G *= g[i];
+        }
+        /* a and b from double values within 2^-50 of alpha and beta + zp: 1.01 u covers both */
+        double ef = 1.01 * u * (fabs(al) * xb + fabs(bz)) + u * (fm + 1) + eta;
+        double tri = (P + 2.02 * u * fabs(al)) * xb + R + 2.02 * u * fabs(bz) + 2 * eta;
+        if (!(tri <= 0x1p-9)) return 0;
+        double d = 1.01 * (E + ef);
+        if (d > dmax) dmax = d;
+        f->a[e] = (float)al;
+        f->b[e] = (float)bz;
+    }
+    /* (F - rint F)^2 <= lim2 implies |F - rint F| <= 1/2 - D (the square rounds up by at most
+     * one ulp, which 2^-20 covers) */
+    double l = 0.5 - dmax;
+    float l2 = (float)(l * l * (1 - 0x1p-20));
+    if ((double)l2 > l * l * (1 - 0x1p-20)) l2 = nextafterf(l2, 0.0f);
+    f->lim2 = l2;
+    return 1;
+}
+
 int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
                   int64_t pre_axis, const int64_t *perm, int32_t perm_len, qs_chain **out,
                   qsimd_error *err)
@@ -300,6 +415,8 @@ int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
         c->line[T_I8] = fit_lines(c, T_I8);
 #endif
     }
+    c->fused = fuse_params(q, ns, n_ops, &c->fq);
+    if (c->fused) c->fq.fast = fuse_line(c->ops, n_ops, &c->fq);
     *out = c;
     return QSIMD_OK;
 }
@@ -511,6 +628,14 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
             }
         }
     }
+
+#ifdef CHAIN_AVX2
+    /* float32 frames to 8-bit codes, HWC -> CHW: one fused pass */
+    if (avx2 && c->fused && xt == QSIMD_FLOAT && (c->ns == 1 || a == r - 3) &&
+        qs_chain_float3_avx2(c->ops, c->n_ops, &g, jc, &c->fq, (const float *)x->data,
+                             (uint8_t *)y->data))
+        return QSIMD_OK;
+#endif
 
     /* float path. With a transpose, and outputs of whole bytes per element quantized per
      * tensor or per axis, the chain and the quantization run in x's order (contiguous reads,

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* chain_impl.h's row loops call these vector loops (defined below, after its types) */
 struct chain_affine;
@@ -128,6 +129,36 @@ static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int
 }
 
 
+/* The de-interleave of 96 bytes of three-channel codes (c0 c1 c2 c0 ...) into 32 bytes per
+ * channel: channel c's bytes 3j + c of each 48, mk[c][l] picking those of the l-th 16 bytes
+ * (-1: zero). */
+static void deint3_masks(__m128i mk[3][3])
+{
+    for (int c = 0; c < 3; c++)
+        for (int l = 0; l < 3; l++) {
+            int8_t m[16];
+            for (int j = 0; j < 16; j++) {
+                int at = 3 * j + c - 16 * l;
+                m[j] = (int8_t)(at >= 0 && at < 16 ? at : -1);
+            }
+            mk[c][l] = _mm_loadu_si128((const __m128i *)m);
+        }
+}
+
+static inline void deint3_store(const __m128i mk[3][3], const __m128i l[6], uint8_t *y,
+                                size_t plane)
+{
+    for (int c = 0; c < 3; c++) {
+#define HALF(h) _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(l[3 * (h)], mk[c][0]),                \
+                                          _mm_shuffle_epi8(l[3 * (h) + 1], mk[c][1])),          \
+                             _mm_shuffle_epi8(l[3 * (h) + 2], mk[c][2]))
+        _mm256_storeu_si256((__m256i *)(y + (size_t)c * plane),
+                            _mm256_inserti128_si256(_mm256_castsi128_si256(HALF(0)), HALF(1), 1));
+#undef HALF
+    }
+}
+
+
 /* Interleaved three-channel rows (HWC -> CHW: y's axes ..., C = 3, H, W read from x's
  * ..., H, W, C), the three output rows of an image row at once, so each 96 bytes of x are
  * loaded once for the three channels: with tab, every channel a line (f); without, a
@@ -138,36 +169,17 @@ static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsig
     size_t w, h, rows, plane;
     if (!frame3_layout(g, jc, f, tab, 32, &w, &h, &rows, &plane)) return 0;
     if (!tab) {
-        /* channel c's bytes 3j + c of 48 bytes, j < 16: mk[c][l] picks those of the l-th
-         * 16 bytes (-1: zero) */
         __m128i mk[3][3];
-        for (int c = 0; c < 3; c++)
-            for (int l = 0; l < 3; l++) {
-                int8_t m[16];
-                for (int j = 0; j < 16; j++) {
-                    int at = 3 * j + c - 16 * l;
-                    m[j] = (int8_t)(at >= 0 && at < 16 ? at : -1);
-                }
-                mk[c][l] = _mm_loadu_si128((const __m128i *)m);
-            }
+        deint3_masks(mk);
         for (size_t r = 0; r < rows; r++) {
             const uint8_t *xr = x + r * w * 3;
-            uint8_t *yr = y + r / h * 3 * plane +
-                          r % h * w;
+            uint8_t *yr = y + r / h * 3 * plane + r % h * w;
             size_t i = 0;
             for (; i + 32 <= w; i += 32) {
-                const uint8_t *p = xr + 3 * i;
                 __m128i l[6];
-                for (int k = 0; k < 6; k++) l[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
-                for (int c = 0; c < 3; c++) {
-#define HALF(h) _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(l[3 * (h)], mk[c][0]),                \
-                                          _mm_shuffle_epi8(l[3 * (h) + 1], mk[c][1])),          \
-                             _mm_shuffle_epi8(l[3 * (h) + 2], mk[c][2]))
-                    _mm256_storeu_si256((__m256i *)(yr + (size_t)c * plane + i),
-                                        _mm256_inserti128_si256(_mm256_castsi128_si256(HALF(0)),
-                                                                HALF(1), 1));
-#undef HALF
-                }
+                for (int k = 0; k < 6; k++)
+                    l[k] = _mm_loadu_si128((const __m128i *)(xr + 3 * i + 16 * k));
+                deint3_store(mk, l, yr + i, plane);
             }
             for (; i < w; i++)
                 for (int c = 0; c < 3; c++) yr[(size_t)c * plane + i] = xr[3 * i + c];
@@ -238,4 +250,202 @@ void qs_chain_lookup_avx2(size_t esize, const geom *g, int jc, const unsigned ch
                           size_t nv, int xbytes, const chain_affine *aff, const char *x, char *y)
 {
     lookup_all(esize, g, jc, tab, nv, xbytes, aff, x, y);
+}
+
+/* 96 codes in the order of float3_chain's vectors (b[u]: codes 16u..16u+15 in its low half,
+ * 48+16u.. in its high half) de-interleaved to y, y + plane and y + 2 plane. */
+QK_ALWAYS_INLINE void float3_store(const __m256i mk[3][3], const __m256i b[3], uint8_t *y,
+                                   size_t plane)
+{
+    QD_UNROLL
+    for (int ch = 0; ch < 3; ch++)
+        _mm256_storeu_si256((__m256i *)(y + (size_t)ch * plane),
+                            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(b[0], mk[ch][0]),
+                                                            _mm256_shuffle_epi8(b[1], mk[ch][1])),
+                                            _mm256_shuffle_epi8(b[2], mk[ch][2])));
+}
+
+/* Float32 frames, 32 pixels (96 floats) at a time. Vector j holds floats 4j..4j+3 in its low
+ * half and 48+4j..48+4j+3 in its high half, so that the in-lane packs leave codes 0..47 in
+ * low halves and 48..95 in high halves, each in order: one 256-bit shuffle then serves 16
+ * pixels of each half. Both halves of vector j see channels (4j + l) % 3, so k[i][j % 3]
+ * holds operation i's constants for vector j.
+ * The chain of 32 pixels into t (in that vector order). */
+QK_ALWAYS_INLINE void float3_chain(const int32_t *kind, int n_ops, const __m256 (*k)[3],
+                                   const float *p, __m256 *t)
+{
+    __m256 v[12];
+    QD_UNROLL12
+    for (int j = 0; j < 12; j++)
+        v[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + 4 * j)),
+                                    _mm_loadu_ps(p + 48 + 4 * j), 1);
+    for (int i = 0; i < n_ops; i++) {
+        /* one rounding per operation, in the chain's order */
+#define EACH(OP) QD_UNROLL12 for (int j = 0; j < 12; j++) v[j] = OP(v[j], k[i][j % 3]); break
+        switch (kind[i]) {
+        case QSIMD_PRE_ADD: EACH(_mm256_add_ps);
+        case QSIMD_PRE_SUB: EACH(_mm256_sub_ps);
+        case QSIMD_PRE_MUL: EACH(_mm256_mul_ps);
+        default: EACH(_mm256_div_ps);
+        }
+#undef EACH
+    }
+    QD_UNROLL12
+    for (int j = 0; j < 12; j++) t[j] = v[j];
+}
+
+/* The chain's results t of 32 pixels to codes (qs_chain_float3_avx2's quantization),
+ * de-interleaved to y, y + plane and y + 2 plane. */
+QK_ALWAYS_INLINE void float3_quant(const __m256 *s, const __m256 *r, const __m256 *xl,
+                                   const __m256i *z16, int y_signed, const __m256i mk[3][3],
+                                   const __m256 *t, uint8_t *y, size_t plane)
+{
+    __m256i c[12];
+    QD_UNROLL12
+    for (int j = 0; j < 12; j++) {
+        int e = j % 3;
+        __m256 n = _mm256_min_ps(xl[e], t[j]);   /* NaN stays NaN */
+        __m256 q0 = _mm256_mul_ps(n, r[e]);
+        /* NaN, -inf and quotients below int32 convert to INT_MIN, which saturates to qmin */
+        c[j] = _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_fnmadd_ps(q0, s[e], n), r[e], q0));
+    }
+    __m256i b[3];
+    QD_UNROLL
+    for (int u = 0; u < 3; u++) {
+        /* the zero point added with int16 saturation; the int16 lanes of pair 2u + h have
+         * the channels of z16[(2u + h) % 3] */
+        __m256i w0 = _mm256_adds_epi16(_mm256_packs_epi32(c[4 * u], c[4 * u + 1]),
+                                       z16[(2 * u) % 3]);
+        __m256i w1 = _mm256_adds_epi16(_mm256_packs_epi32(c[4 * u + 2], c[4 * u + 3]),
+                                       z16[(2 * u + 1) % 3]);
+        b[u] = y_signed ? _mm256_packs_epi16(w0, w1) : _mm256_packus_epi16(w0, w1);
+    }
+    float3_store(mk, b, y, plane);
+}
+
+/* The fast form (chain_fq.fast) of 32 pixels: F = x a + b per lane in one rounding, bounded
+ * above at hi, rounded half to even; the packs saturate below. Stores the codes and returns
+ * 1 when every lane's (F - rint(F))^2 is at most lim2 (then the exact value rounds to the
+ * same code: chain.c's fuse_line); else stores nothing and returns 0. The square and the
+ * difference run on the FMA units, which the rest leaves idle. */
+QK_ALWAYS_INLINE int float3_line(const __m256 *a, const __m256 *b, __m256 hi, __m256 lim2,
+                                 int y_signed, const __m256i mk[3][3], const float *p,
+                                 uint8_t *y, size_t plane)
+{
+    __m256 dmax = _mm256_setzero_ps();
+    __m256i c[12];
+    QD_UNROLL12
+    for (int j = 0; j < 12; j++) {
+        __m256 x = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + 4 * j)),
+                                        _mm_loadu_ps(p + 48 + 4 * j), 1);
+        /* bounded above only: +inf and huge F to hi; below, the conversion turns -inf,
+         * NaN and F under -2^31 into INT_MIN, and the packs saturate to qmin */
+        __m256 f = _mm256_min_ps(hi, _mm256_fmadd_ps(x, a[j % 3], b[j % 3]));
+        __m256 r = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 d = _mm256_fnmadd_ps(r, _mm256_set1_ps(1.0f), f);   /* exact; NaN for -inf and NaN, which max and min skip */
+        dmax = _mm256_max_ps(_mm256_mul_ps(d, d), dmax);
+        c[j] = _mm256_cvtps_epi32(r);
+    }
+    __m256 bad = _mm256_cmp_ps(dmax, lim2, _CMP_GT_OQ);
+    if (_mm256_movemask_ps(bad)) return 0;
+    __m256i w[3];
+    QD_UNROLL
+    for (int u = 0; u < 3; u++) {
+        __m256i w0 = _mm256_packs_epi32(c[4 * u], c[4 * u + 1]);
+        __m256i w1 = _mm256_packs_epi32(c[4 * u + 2], c[4 * u + 3]);
+        w[u] = y_signed ? _mm256_packs_epi16(w0, w1) : _mm256_packus_epi16(w0, w1);
+    }
+    float3_store(mk, w, y, plane);
+    return 1;
+}
+
+/* What a chunk of the exact form needs, built once per run. */
+typedef struct f3_exact {
+    __m256 k[CHAIN_FQ_OPS][3], s[3], r[3], xl[3];
+    __m256i z16[3], mk[3][3];
+    int32_t kind[CHAIN_FQ_OPS];
+    int n_ops, y_signed;
+} f3_exact;
+
+/* One chunk by the exact form (kept out of line: the fast form's loop stays lean). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void float3_exact(const f3_exact *e, const float *p, uint8_t *y, size_t plane)
+{
+    __m256 t[12];
+    float3_chain(e->kind, e->n_ops, (const __m256 (*)[3])e->k, p, t);
+    float3_quant(e->s, e->r, e->xl, e->z16, e->y_signed, (const __m256i (*)[3])e->mk, t, y,
+                 plane);
+}
+
+int qs_chain_float3_avx2(const chain_op *ops, int n_ops, const geom *g, int jc,
+                         const chain_fq *q, const float *x, uint8_t *y)
+{
+    size_t w, h, rows, plane;
+    if (n_ops > CHAIN_FQ_OPS || !frame3_layout(g, -1, NULL, NULL, 1, &w, &h, &rows, &plane) ||
+        (jc >= 0 && jc != g->nd - 3))
+        return 0;
+    f3_exact e;
+    __m128i mk16[3][3];
+    deint3_masks(mk16);
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 3; t++) e.mk[c][t] = _mm256_broadcastsi128_si256(mk16[c][t]);
+    e.n_ops = n_ops;
+    e.y_signed = q->y_signed;
+    __m256 la[3], lb[3];
+    for (int v = 0; v < 3; v++) {
+        /* lane l of either half of vector v: channel (4v + l % 4) % 3; of the int16 pairs
+         * (8v + l % 8) % 3 */
+        float kv[8], sv[8], rv[8], lv[8], av[8], bv[8];
+        int16_t zv[16];
+        for (int i = 0; i < n_ops; i++) {
+            for (int l = 0; l < 8; l++)
+                kv[l] = ops[i].count > 1 ? ops[i].v[(4 * v + l % 4) % 3] : ops[i].v[0];
+            e.k[i][v] = _mm256_loadu_ps(kv);
+        }
+        for (int l = 0; l < 8; l++) {
+            int c = (4 * v + l % 4) % 3;
+            sv[l] = q->s[c];
+            rv[l] = q->r[c];
+            lv[l] = 131072.0f * q->s[c];   /* exact: a power of two times a normal scale */
+            av[l] = q->a[c];
+            bv[l] = q->b[c];
+        }
+        for (int l = 0; l < 16; l++) zv[l] = (int16_t)q->z[(8 * v + l % 8) % 3];
+        e.s[v] = _mm256_loadu_ps(sv);
+        e.r[v] = _mm256_loadu_ps(rv);
+        e.xl[v] = _mm256_loadu_ps(lv);
+        e.z16[v] = _mm256_loadu_si256((const __m256i *)zv);
+        la[v] = _mm256_loadu_ps(av);
+        lb[v] = _mm256_loadu_ps(bv);
+    }
+    for (int i = 0; i < n_ops; i++) e.kind[i] = ops[i].kind;
+    const __m256 hi = _mm256_set1_ps(q->y_signed ? 127.0f : 255.0f);
+    const __m256 lim2 = _mm256_set1_ps(q->lim2);
+    const __m256i (*mc)[3] = (const __m256i (*)[3])e.mk;
+    /* HWC images are contiguous runs of pixels in x and in each of y's planes. A chunk takes
+     * the fast form where it holds, else the chain and the quantization as defined. */
+#define CHUNK(P, Y, PLANE)                                                                   \
+    do {                                                                                     \
+        if (!q->fast || !float3_line(la, lb, hi, lim2, q->y_signed, mc, P, Y, PLANE))         \
+            float3_exact(&e, P, Y, PLANE);                                                   \
+    } while (0)
+    for (size_t img = 0; img < rows / h; img++) {
+        const float *xi = x + img * 3 * plane;
+        uint8_t *yi = y + img * 3 * plane;
+        size_t i = 0;
+        for (; i + 32 <= plane; i += 32) CHUNK(xi + 3 * i, yi + i, plane);
+        if (i < plane) {   /* the last pixels through a zero-padded chunk */
+            float pad[96];
+            uint8_t out[96];
+            size_t m = plane - i;
+            memset(pad, 0, sizeof pad);
+            memcpy(pad, xi + 3 * i, 3 * m * sizeof(float));
+            CHUNK(pad, out, 32);
+            for (int c = 0; c < 3; c++) memcpy(yi + (size_t)c * plane + i, out + 32 * c, m);
+        }
+    }
+#undef CHUNK
+    return 1;
 }

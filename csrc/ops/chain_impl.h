@@ -61,6 +61,21 @@ static inline void apply_vector(int32_t kind, float *t, size_t n, const float *c
     apply_vector_from(kind, t, t, n, c);
 }
 
+/* An 8-bit quantization per tensor or along three channels, for the fused float frame path
+ * (chain_avx2.c): each channel's scale (positive, inside the exact reciprocal form's range),
+ * its reciprocal qk_recip(s), its zero point; the output int8 (y_signed) or uint8.
+ * fast: the chain and the quotient of channel e as one line, F = RN(x a[e] + b[e]) with the
+ * zero point in b; a lane whose F - rint(F) has a square of at most lim2 rounds as the
+ * exact value does (chain.c's fuse_line says why). */
+#define CHAIN_FQ_OPS 8
+typedef struct chain_fq {
+    float s[3], r[3];
+    int32_t z[3];
+    int32_t y_signed;
+    int32_t fast;
+    float a[3], b[3], lim2;
+} chain_fq;
+
 /* Output geometry of one run: y's dims, each y axis's stride in x (elements), and the y axis
  * of the channel (-1: none). */
 typedef struct geom {
