@@ -48,16 +48,15 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
     const void *d = t->data;
     size_t i;
     if (zf) for (i = 0; i < m; i++) zf[i] = 0.0f;
-    /* (steps of 8 through a local copy, which -O2 vectorises: z may not alias a local, while
-     * it may alias bytes read through s_; a zero point per block of 32 elements) */
+    /* (steps of 8 from a local copy of the source, which -O2 widens in vector registers
+     * and stores straight to z: z may alias bytes read through s_, not the copy; a zero
+     * point per block of 32 elements) */
 #define QS_WIDEN(T) do { \
         const T *s_ = (const T *)d + e0; \
         for (i = 0; i + 8 <= m; i += 8) { \
             T v_[8]; \
-            int32_t w_[8]; \
             memcpy(v_, s_ + i, sizeof v_); \
-            for (int k = 0; k < 8; k++) w_[k] = v_[k]; \
-            memcpy(z + i, w_, sizeof w_); \
+            for (int k = 0; k < 8; k++) z[i + k] = v_[k]; \
         } \
         for (; i < m; i++) z[i] = s_[i]; \
     } while (0)
