@@ -629,13 +629,20 @@ int qs_chain_run(qs_chain *c, const qsimd_tensor *x, const qsimd_tensor *y, qsim
         }
     }
 
-#ifdef CHAIN_AVX2
     /* float32 frames to 8-bit codes, HWC -> CHW: one fused pass */
-    if (avx2 && c->fused && xt == QSIMD_FLOAT && (c->ns == 1 || a == r - 3) &&
-        qs_chain_float3_avx2(c->ops, c->n_ops, &g, jc, &c->fq, (const float *)x->data,
-                             (uint8_t *)y->data))
-        return QSIMD_OK;
+    if (c->fused && xt == QSIMD_FLOAT && (c->ns == 1 || a == r - 3)) {
+#ifdef CHAIN_AVX2
+        if (avx2 && qs_chain_float3_avx2(c->ops, c->n_ops, &g, jc, &c->fq,
+                                         (const float *)x->data, (uint8_t *)y->data))
+            return QSIMD_OK;
 #endif
+#ifdef CHAIN_NEON
+        if (strcmp(qsimd_get_isa(), "neon") == 0 &&
+            qs_chain_float3_neon(c->ops, c->n_ops, &g, jc, &c->fq, (const float *)x->data,
+                                 (uint8_t *)y->data))
+            return QSIMD_OK;
+#endif
+    }
 
     /* float path. With a transpose, and outputs of whole bytes per element quantized per
      * tensor or per axis, the chain and the quantization run in x's order (contiguous reads,
