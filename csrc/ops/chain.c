@@ -415,7 +415,8 @@ int qs_chain_make(const qs_chain_q *q, const qsimd_pre_op *ops, int32_t n_ops,
         c->line[T_I8] = fit_lines(c, T_I8);
 #endif
     }
-    c->fused = fuse_params(q, ns, n_ops, &c->fq);
+    /* (three channels: the constants are read for channels 0..2) */
+    c->fused = (chans == 0 || chans == 3) && fuse_params(q, ns, n_ops, &c->fq);
     if (c->fused) c->fq.fast = fuse_line(c->ops, n_ops, &c->fq);
     *out = c;
     return QSIMD_OK;
