@@ -273,22 +273,24 @@ static int fuse_line(const chain_op *ops, int n_ops, chain_fq *f)
     double qmin = f->y_signed ? -128.0 : 0.0, qmax = f->y_signed ? 127.0 : 255.0;
     double fm = (qmax > -qmin ? qmax : -qmin) + 2, dmax = 0;
     for (int e = 0; e < 3; e++) {
-        double al = 1, be = 0, g[CHAIN_FQ_OPS + 1], k[CHAIN_FQ_OPS + 1], c[CHAIN_FQ_OPS + 1];
-        int32_t kind[CHAIN_FQ_OPS + 1];
+        /* alpha_k, beta_k after each operation, its factor g_k and added constant k_k */
+        double al = 1, be = 0, g[CHAIN_FQ_OPS + 1], k[CHAIN_FQ_OPS + 1];
+        double ak[CHAIN_FQ_OPS + 1], bk[CHAIN_FQ_OPS + 1];
         for (int i = 0; i <= n_ops; i++) {
-            kind[i] = i < n_ops ? ops[i].kind : QSIMD_PRE_DIV;
-            c[i] = i < n_ops ? ops[i].v[ops[i].count > 1 ? e : 0] : f->s[e];
-            double a = fabs(c[i]);
-            int scaling = kind[i] == QSIMD_PRE_MUL || kind[i] == QSIMD_PRE_DIV;
+            int32_t kind = i < n_ops ? ops[i].kind : QSIMD_PRE_DIV;
+            double c = i < n_ops ? ops[i].v[ops[i].count > 1 ? e : 0] : f->s[e], a = fabs(c);
+            int scaling = kind == QSIMD_PRE_MUL || kind == QSIMD_PRE_DIV;
             if (scaling ? !(a >= 0x1p-64 && a <= 0x1p64) : !(a <= 0x1p64)) return 0;
-            g[i] = kind[i] == QSIMD_PRE_MUL ? a : kind[i] == QSIMD_PRE_DIV ? 1 / a : 1;
+            g[i] = kind == QSIMD_PRE_MUL ? a : kind == QSIMD_PRE_DIV ? 1 / a : 1;
             k[i] = scaling ? 0 : a;
-            switch (kind[i]) {
-            case QSIMD_PRE_ADD: be += c[i]; break;
-            case QSIMD_PRE_SUB: be -= c[i]; break;
-            case QSIMD_PRE_MUL: al *= c[i]; be *= c[i]; break;
-            default: al /= c[i]; be /= c[i]; break;
+            switch (kind) {
+            case QSIMD_PRE_ADD: be += c; break;
+            case QSIMD_PRE_SUB: be -= c; break;
+            case QSIMD_PRE_MUL: al *= c; be *= c; break;
+            default: al /= c; be /= c; break;
             }
+            ak[i] = al;
+            bk[i] = be;
         }
         double bz = be + f->z[e];
         if (!(fabs(al) >= 0x1p-100 && fabs(al) <= 0x1p100 && fabs(bz) <= 0x1p64)) return 0;
@@ -296,18 +298,12 @@ static int fuse_line(const chain_op *ops, int n_ops, chain_fq *f)
         double x0 = (qmin - 2 - bz) / al, x1 = (qmax + 2 - bz) / al;
         double xlo = x0 < x1 ? x0 : x1, xhi = x0 < x1 ? x1 : x0, xb = fabs(xlo) > fabs(xhi) ?
                      fabs(xlo) : fabs(xhi);
-        double ak = 1, bk = 0, P = 0, R = 0, E = 0;
+        double P = 0, R = 0, E = 0;
         for (int i = 0; i <= n_ops; i++) {
-            switch (kind[i]) {
-            case QSIMD_PRE_ADD: bk += c[i]; break;
-            case QSIMD_PRE_SUB: bk -= c[i]; break;
-            case QSIMD_PRE_MUL: ak *= c[i]; bk *= c[i]; break;
-            default: ak /= c[i]; bk /= c[i]; break;
-            }
-            double lo = fabs(ak * xlo + bk), hi = fabs(ak * xhi + bk);
-            if (!(fabs(ak) * xb + fabs(bk) <= 0x1p126)) return 0;   /* no overflow there */
-            P = g[i] * (1 + u) * P + u * fabs(ak);
-            R = g[i] * (1 + u) * R + u * fabs(bk) + eta;
+            double lo = fabs(ak[i] * xlo + bk[i]), hi = fabs(ak[i] * xhi + bk[i]);
+            if (!(fabs(ak[i]) * xb + fabs(bk[i]) <= 0x1p126)) return 0;   /* no overflow there */
+            P = g[i] * (1 + u) * P + u * fabs(ak[i]);
+            R = g[i] * (1 + u) * R + u * fabs(bk[i]) + eta;
             E = g[i] * (1 + u) * E + u * (lo > hi ? lo : hi) + eta;
         }
         double G = 1, S = 0;

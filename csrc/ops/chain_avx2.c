@@ -131,8 +131,8 @@ static size_t affine_u8_avx2(const struct chain_affine *f, const uint8_t *x, int
 
 /* The de-interleave of 96 bytes of three-channel codes (c0 c1 c2 c0 ...) into 32 bytes per
  * channel: channel c's bytes 3j + c of each 48, mk[c][l] picking those of the l-th 16 bytes
- * (-1: zero). */
-static void deint3_masks(__m128i mk[3][3])
+ * (-1: zero), in both halves (float3_store's order). */
+static void deint3_masks(__m256i mk[3][3])
 {
     for (int c = 0; c < 3; c++)
         for (int l = 0; l < 3; l++) {
@@ -141,23 +141,22 @@ static void deint3_masks(__m128i mk[3][3])
                 int at = 3 * j + c - 16 * l;
                 m[j] = (int8_t)(at >= 0 && at < 16 ? at : -1);
             }
-            mk[c][l] = _mm_loadu_si128((const __m128i *)m);
+            mk[c][l] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m));
         }
 }
 
-static inline void deint3_store(const __m128i mk[3][3], const __m128i l[6], uint8_t *y,
-                                size_t plane)
+/* 96 codes in the order of float3_chain's vectors (b[u]: codes 16u..16u+15 in its low half,
+ * 48+16u.. in its high half) de-interleaved to y, y + plane and y + 2 plane. */
+QK_ALWAYS_INLINE void float3_store(const __m256i mk[3][3], const __m256i b[3], uint8_t *y,
+                                   size_t plane)
 {
-    for (int c = 0; c < 3; c++) {
-#define HALF(h) _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(l[3 * (h)], mk[c][0]),                \
-                                          _mm_shuffle_epi8(l[3 * (h) + 1], mk[c][1])),          \
-                             _mm_shuffle_epi8(l[3 * (h) + 2], mk[c][2]))
-        _mm256_storeu_si256((__m256i *)(y + (size_t)c * plane),
-                            _mm256_inserti128_si256(_mm256_castsi128_si256(HALF(0)), HALF(1), 1));
-#undef HALF
-    }
+    QD_UNROLL
+    for (int ch = 0; ch < 3; ch++)
+        _mm256_storeu_si256((__m256i *)(y + (size_t)ch * plane),
+                            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(b[0], mk[ch][0]),
+                                                            _mm256_shuffle_epi8(b[1], mk[ch][1])),
+                                            _mm256_shuffle_epi8(b[2], mk[ch][2])));
 }
-
 
 /* Interleaved three-channel rows (HWC -> CHW: y's axes ..., C = 3, H, W read from x's
  * ..., H, W, C), the three output rows of an image row at once, so each 96 bytes of x are
@@ -169,17 +168,22 @@ static int frame3_avx2(const geom *g, int jc, const chain_affine *f, const unsig
     size_t w, h, rows, plane;
     if (!frame3_layout(g, jc, f, tab, 32, &w, &h, &rows, &plane)) return 0;
     if (!tab) {
-        __m128i mk[3][3];
+        __m256i mk[3][3];
         deint3_masks(mk);
         for (size_t r = 0; r < rows; r++) {
             const uint8_t *xr = x + r * w * 3;
             uint8_t *yr = y + r / h * 3 * plane + r % h * w;
             size_t i = 0;
             for (; i + 32 <= w; i += 32) {
-                __m128i l[6];
-                for (int k = 0; k < 6; k++)
-                    l[k] = _mm_loadu_si128((const __m128i *)(xr + 3 * i + 16 * k));
-                deint3_store(mk, l, yr + i, plane);
+                /* bytes 16u.. in the low half, 48 + 16u.. in the high half: float3_store's
+                 * order */
+                __m256i b[3];
+                const uint8_t *p = xr + 3 * i;
+                for (int u = 0; u < 3; u++)
+                    b[u] = _mm256_inserti128_si256(
+                        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * u))),
+                        _mm_loadu_si128((const __m128i *)(p + 48 + 16 * u)), 1);
+                float3_store((const __m256i (*)[3])mk, b, yr + i, plane);
             }
             for (; i < w; i++)
                 for (int c = 0; c < 3; c++) yr[(size_t)c * plane + i] = xr[3 * i + c];
@@ -250,19 +254,6 @@ void qs_chain_lookup_avx2(size_t esize, const geom *g, int jc, const unsigned ch
                           size_t nv, int xbytes, const chain_affine *aff, const char *x, char *y)
 {
     lookup_all(esize, g, jc, tab, nv, xbytes, aff, x, y);
-}
-
-/* 96 codes in the order of float3_chain's vectors (b[u]: codes 16u..16u+15 in its low half,
- * 48+16u.. in its high half) de-interleaved to y, y + plane and y + 2 plane. */
-QK_ALWAYS_INLINE void float3_store(const __m256i mk[3][3], const __m256i b[3], uint8_t *y,
-                                   size_t plane)
-{
-    QD_UNROLL
-    for (int ch = 0; ch < 3; ch++)
-        _mm256_storeu_si256((__m256i *)(y + (size_t)ch * plane),
-                            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(b[0], mk[ch][0]),
-                                                            _mm256_shuffle_epi8(b[1], mk[ch][1])),
-                                            _mm256_shuffle_epi8(b[2], mk[ch][2])));
 }
 
 /* Float32 frames, 32 pixels (96 floats) at a time. Vector j holds floats 4j..4j+3 in its low
@@ -342,7 +333,8 @@ QK_ALWAYS_INLINE int float3_line(const __m256 *a, const __m256 *b, __m256 hi, __
          * NaN and F under -2^31 into INT_MIN, and the packs saturate to qmin */
         __m256 f = _mm256_min_ps(hi, _mm256_fmadd_ps(x, a[j % 3], b[j % 3]));
         __m256 r = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m256 d = _mm256_fnmadd_ps(r, _mm256_set1_ps(1.0f), f);   /* exact; NaN for -inf and NaN, which max and min skip */
+        /* f - r, exact; NaN for -inf and NaN, whose square max skips (NaN first operand) */
+        __m256 d = _mm256_fnmadd_ps(r, _mm256_set1_ps(1.0f), f);
         dmax = _mm256_max_ps(_mm256_mul_ps(d, d), dmax);
         c[j] = _mm256_cvtps_epi32(r);
     }
@@ -387,10 +379,7 @@ int qs_chain_float3_avx2(const chain_op *ops, int n_ops, const geom *g, int jc,
         (jc >= 0 && jc != g->nd - 3))
         return 0;
     f3_exact e;
-    __m128i mk16[3][3];
-    deint3_masks(mk16);
-    for (int c = 0; c < 3; c++)
-        for (int t = 0; t < 3; t++) e.mk[c][t] = _mm256_broadcastsi128_si256(mk16[c][t]);
+    deint3_masks(e.mk);
     e.n_ops = n_ops;
     e.y_signed = q->y_signed;
     __m256 la[3], lb[3];
