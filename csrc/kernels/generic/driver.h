@@ -384,6 +384,28 @@ QD_INLINE int qd_block_run(const qd_src *c)
            (c->row == 0 || (c->row % c->blk == 0 && c->erow == c->row / c->blk));
 }
 
+/* Blocks of one or two vectors whose entries follow one another, from a block's start: each
+ * vector's entry broadcast from memory (a load, no shuffle), e + v / (blk / QV_W). */
+QD_INLINE int qd_vec_run(const qd_src *c)
+{
+    return QD_BLOCK_RUN && (c->mode == QD_SEG || c->mode == QD_WIN) && c->kdim == 1 &&
+           c->row == 0 && (c->blk == QV_W || c->blk == 2 * QV_W) && c->j % c->blk == 0;
+}
+
+QD_INLINE qd_pv qd_vec_pv(const qd_src *c, size_t e, unsigned sh, unsigned need)
+{
+    qd_pv pv;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        size_t k = e + ((unsigned)v >> sh);
+        pv.s[v] = qv_set1(c->s[k]);
+        pv.r[v] = need & QD_R ? qv_set1(c->r[k]) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F && c->f ? qv_set1(c->f[k]) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z && c->z ? qv_set1_i(c->z[k]) : qv_set1_i(0);
+    }
+    return pv;
+}
+
 /* Segments on chunk boundaries inside a stretch: the current one in locals (a store to y
  * may alias c), moved to the next as qd_seg_next does, its entry loaded straight into the
  * broadcast vectors. */
@@ -534,6 +556,16 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                 qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
         }
         if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
+        else c->j = j0 + i;
+    } else if (fast && qd_vec_run(c) && m) {
+        const qd_src cv = *c;   /* (a copy the stores to y cannot alias) */
+        unsigned sh = c->blk == QV_W ? 0u : 1u;
+        size_t e = c->j / c->blk - c->ebase, j0 = c->j;
+        for (; i < m; i += QD_U, e += (size_t)4 >> sh) {
+            qd_pv pv = qd_vec_pv(&cv, e, sh, need);
+            qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
+        }
+        if (i < mt) qd_src_seek(c, j0 + i);
         else c->j = j0 + i;
     }
     for (pre = t0 > 0;;) {
