@@ -1,5 +1,6 @@
 """Blocked along the last axis with more scale entries than the operator layer converts at once
-(QS_CHUNK_ENTRIES = 256 in csrc/ops/common.h): runs are cut into chunks of entries, mid-row,
+(qs_params_room in csrc/ops/params.c: 8 KB of converted forms, 256 to 2048 entries by the
+forms a kernel reads): runs are cut into chunks of entries, mid-row,
 at odd element offsets and mid-byte for packed outputs. Every parameter form the kernels read
 (float32 scales, float64 scales for int32 x, int32 / int64 / float zero points) is checked
 against the ONNX reference, or docs/CONTRACT.md's NumPy models for AMD Quark's types."""
@@ -12,10 +13,10 @@ import qsimd
 from qtest_util import QUICK, assert_same, ref_dequantize, ref_quantize
 from test_types import model_quantize_half, model_quantize_q32
 
-# (rows, D, block): 500 / 334 / 700 entries per row, a short last block, so a run per row;
-# odd D puts rows mid-byte when packed. Without a short block the rows form one run whose
-# chunks straddle rows: (5, 998, 2) and (3, 1536, 32).
-SHAPES = [(3, 999, 2), (2, 1000, 3), (2, 2799, 4), (5, 998, 2), (3, 1536, 32)]
+# (rows, D, block): 500 / 334 / 700 / 1200 entries per row, a short last block, so a run per
+# row; odd D puts rows mid-byte when packed. Without a short block the rows form one run whose
+# chunks straddle rows: (5, 998, 2) and (3, 1536, 32) (fewer entries than a chunk).
+SHAPES = [(3, 999, 2), (5, 1000, 3), (2, 2799, 4), (5, 998, 2), (3, 1536, 32), (3, 2399, 2)]
 
 
 def _case(seed, shape, block, xdt=np.float32):

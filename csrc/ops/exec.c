@@ -47,7 +47,7 @@ static void exec_run(const qs_exec *e, size_t a, size_t b, const qs_params *pp)
 }
 
 /* Elements [a, b). pp holds every entry, or (chunked: blocks along the last axis, whose
- * entries are never reused) QS_CHUNK_ENTRIES at a time, fetched just before the elements
+ * entries are never reused) qs_params_room at a time, fetched just before the elements
  * that use them, so a call never converts more than a chunk ahead. */
 static void exec_piece(const qs_exec *e, qs_params *pp, int chunked, size_t a, size_t b)
 {
@@ -55,7 +55,7 @@ static void exec_piece(const qs_exec *e, qs_params *pp, int chunked, size_t a, s
     while (a < b) {
         size_t end = b;
         if (chunked) {   /* entry (j / d) s + (j % d) / blk: the first of a chunk at a */
-            size_t e0 = a / pl->d * pl->s + a % pl->d / pl->b, e1 = e0 + QS_CHUNK_ENTRIES;
+            size_t e0 = a / pl->d * pl->s + a % pl->d / pl->b, e1 = e0 + qs_params_room(e->src);
             size_t j1 = e1 / pl->s * pl->d + e1 % pl->s * pl->b;
             if (e1 > pl->entries) e1 = pl->entries;
             qs_params_fetch(e->src, e0, e1 - e0, pp);
@@ -95,7 +95,7 @@ int qs_execute(const qs_exec *e, int threads, qsimd_error *err)
     qs_params pp;
     qs_plan cuts = *plan;   /* kernels take any piece: cuts only keep packed groups whole */
     cuts.kind = QS_PER_TENSOR;
-    if (e->src->entries > QS_CHUNK_ENTRIES && plan->kind == QS_BLOCKED && plan->inner == 1) {
+    if (e->src->entries > qs_params_room(e->src) && plan->kind == QS_BLOCKED && plan->inner == 1) {
         pp.count = 0;
         if (one) exec_piece(e, &pp, 1, 0, plan->n);
         else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);

@@ -229,36 +229,30 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->count = m;
 }
 
-void qs_params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
+/* Bytes per entry of the arrays convert_into writes for src (layout of carve). */
+static size_t entry_bytes(const qs_psrc *src)
 {
-    if (pp->count && e >= pp->first && e + m <= pp->first + pp->count) return;
-    size_t c = src->entries - e < QS_CHUNK_ENTRIES ? src->entries - e : QS_CHUNK_ENTRIES;
-    convert_into(src, e, c, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
-                 pp->zpf_buf, pp->rscale_buf);
-}
-
-int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
-{
-    size_t n = src->entries;
-    pp->heap = NULL;
-    if (n <= QS_CHUNK_ENTRIES) {
-        convert_into(src, 0, n, pp, pp->scale_buf, pp->scale64_buf, pp->zp_buf, pp->zp64_buf,
-                     pp->zpf_buf, pp->rscale_buf);
-        return QSIMD_OK;
-    }
-    /* one block holding only the arrays that will be written; 8-byte ones first */
     int f64 = (src->need & QS_NEED_SCALE64) != 0;
     int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
-    size_t na = n;   /* entries of each array */
     int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
-    int zf = z && (src->need & QS_NEED_ZPF);
-    int rs = (src->need & QS_NEED_RSCALE) != 0;
-    size_t per = (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf + rs) * 4;
-    if (per && na > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
-    char *m = per ? (char *)malloc(na * per) : NULL;
-    if (per && !m)
-        return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", n);
-    pp->heap = m;
+    int zf = z && (src->need & QS_NEED_ZPF), rs = (src->need & QS_NEED_RSCALE) != 0;
+    return (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf + rs) * 4;
+}
+
+size_t qs_params_room(const qs_psrc *src)
+{
+    size_t per = entry_bytes(src);
+    return per ? QS_PARAM_POOL / per : QS_PARAM_POOL;
+}
+
+/* Converts entries [e0, e0 + na) into m (entry_bytes(src) * na bytes, 8-aligned): the 8-byte
+ * arrays first, each array only when it will be written. */
+static void carve_convert(const qs_psrc *src, size_t e0, size_t na, char *m, qs_params *pp)
+{
+    int f64 = (src->need & QS_NEED_SCALE64) != 0;
+    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
+    int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
+    int zf = z && (src->need & QS_NEED_ZPF), rs = (src->need & QS_NEED_RSCALE) != 0;
     double *f64b = f64 ? (double *)m : NULL;
     int64_t *z64b = z64 ? (int64_t *)(m + (size_t)f64 * 8 * na) : NULL;
     char *m4 = m ? m + (size_t)(f64 + z64) * 8 * na : NULL;   /* NULL + 0 is undefined */
@@ -266,6 +260,28 @@ int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     int32_t *zb = z ? (int32_t *)(m4 + (size_t)conv * 4 * na) : NULL;
     float *zfb = zf ? (float *)(m4 + (size_t)(conv + z) * 4 * na) : NULL;
     float *rb = rs ? (float *)(m4 + (size_t)(conv + z + zf) * 4 * na) : NULL;
-    convert_into(src, 0, n, pp, fb, f64b, zb, z64b, zfb, rb);
+    convert_into(src, e0, na, pp, fb, f64b, zb, z64b, zfb, rb);
+}
+
+void qs_params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp)
+{
+    if (pp->count && e >= pp->first && e + m <= pp->first + pp->count) return;
+    size_t room = qs_params_room(src);
+    carve_convert(src, e, src->entries - e < room ? src->entries - e : room, (char *)pp->pool, pp);
+}
+
+int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
+{
+    size_t n = src->entries, per = entry_bytes(src);
+    pp->heap = NULL;
+    if (n <= qs_params_room(src)) {
+        carve_convert(src, 0, n, (char *)pp->pool, pp);
+        return QSIMD_OK;
+    }
+    if (per && n > SIZE_MAX / per) return qs_fail(err, QSIMD_ERR_NOMEM, "too many scale entries");
+    char *m = (char *)malloc(n * per);
+    if (!m) return qs_fail(err, QSIMD_ERR_NOMEM, "out of memory for %zu scale entries", n);
+    pp->heap = m;
+    carve_convert(src, 0, n, m, pp);
     return QSIMD_OK;
 }

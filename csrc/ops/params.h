@@ -8,9 +8,11 @@
  * quotient precision, double scales, int32 / int64 / float zero points). Layouts that reuse
  * entries (per-tensor, per-axis, blocked on an outer axis) convert them all once; blocked
  * along the last axis, where each entry serves one block only and there can be n / 32 of
- * them, converts QS_CHUNK_ENTRIES at a time just before the runs that use them, so a call
- * never allocates or writes memory proportional to its size for them. */
-#define QS_CHUNK_ENTRIES 256
+ * them, converts as many as QS_PARAM_POOL bytes hold (qs_params_room) at a time just before
+ * the runs that use them, so a call never allocates or writes memory proportional to its size
+ * for them. Only the forms the kernels read take room: float32 scales and uint8 zero points
+ * to reciprocals and int32 zero points, 1024 entries; the longer a run, the less its setup. */
+#define QS_PARAM_POOL 8192
 enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4, QS_NEED_RSCALE = 8 };
 
 typedef struct qs_psrc {
@@ -33,19 +35,16 @@ typedef struct qs_params {
     size_t first, count;      /* entries held: [first, first + count); count 0: none */
     int negs;                 /* some scale held has its sign bit set */
     void *heap;
-    float scale_buf[QS_CHUNK_ENTRIES];
-    double scale64_buf[QS_CHUNK_ENTRIES];
-    int32_t zp_buf[QS_CHUNK_ENTRIES];
-    int64_t zp64_buf[QS_CHUNK_ENTRIES];
-    float zpf_buf[QS_CHUNK_ENTRIES];
-    float rscale_buf[QS_CHUNK_ENTRIES];
+    double pool[QS_PARAM_POOL / sizeof(double)];   /* the converted arrays, one after another */
 } qs_params;
 
 /* Checks every entry that a kernel cannot take (float8 zero points must be zero:
  * QSIMD_ERR_VALUE) before anything is written. */
 int qs_params_check(const qs_psrc *src, qsimd_error *err);
 
-/* Makes pp hold entries [e, e + m) (m <= QS_CHUNK_ENTRIES; pp->count 0 at first), converting
+/* Entries of the forms src needs that pp's pool holds (at least 256). */
+size_t qs_params_room(const qs_psrc *src);
+/* Makes pp hold entries [e, e + m) (m <= qs_params_room; pp->count 0 at first), converting
  * the chunk that starts at e when it does not already. */
 void qs_params_fetch(const qs_psrc *src, size_t e, size_t m, qs_params *pp);
 /* Every entry, in pp's buffers or one heap block (pp->heap, the caller frees it);
