@@ -187,13 +187,12 @@ static int qd_win_init(qd_src *c, size_t j)
     int32_t *idx = c->u.w.idx;
     e0 = e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
     size_t send = j + len, rend = c->row ? (j / c->row + 1) * c->row : (size_t)-1;
+    size_t enext = c->row ? (j / c->row + 1) * c->erow : 0;   /* the next row's first entry */
     while (n < per) {   /* the entries of the pattern's positions from j on, segment by segment */
         int32_t v = (int32_t)(e - e0);
-        for (size_t k = n, end = send - j < per ? send - j : per; k < end; k += QV_W)
-            for (size_t l = 0; l < QV_W; l++) idx[k + l] = v;   /* (the next segment's lanes:
-                                                                   rewritten next) */
+        for (size_t k = n, end = send - j < per ? send - j : per; k < end; k++) idx[k] = v;
         n = send - j;
-        if (send == rend) { e = rend / c->row * c->erow; rend += c->row; }
+        if (send == rend) { e = enext; enext += c->erow; rend += c->row; }
         else e++;
         send = send + c->blk < rend ? send + c->blk : rend;
     }
