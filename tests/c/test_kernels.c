@@ -366,7 +366,17 @@ static const size_t short_lay[][4] = {
     {2, 9, 1, 5}, {2, 100, 1, 32}, {2, 3, 1, 2}, {2, 20, 1, 8}, {2, 13, 1, 4}, {2, 70, 1, 24},
     {2, 300, 1, 40}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
     {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
+    /* the last N_LONG_LAY: rows longer than two of the driver's column tiles (QD_COLW),
+     * a partial last tile: per-axis along a last axis, blocks along an outer axis */
+    {1, 2500, 1, 0}, {3, 10, 1100, 4}, {1, 1030, 1, 0},
 };
+#define N_LONG_LAY 3
+#define N_SHORT_LAY (sizeof short_lay / sizeof short_lay[0])
+/* Run r of a table's layout cases (R of them, then 2 N_LONG_LAY of long rows): its
+ * short_lay pick (-1: a random layout) and the longest run. */
+#define LAY_PICK(r, R) ((r) >= (R) ? (int)(N_SHORT_LAY - 1 - (size_t)((r) - (R)) % N_LONG_LAY) \
+                                   : (r) % 3 == 2 ? (r) / 3 : -1)
+#define LAY_MAXN(r, R) ((r) >= (R) ? 40000 : (r) % 8 ? 700 : 20000)
 
 /* A random layout of a random tensor (outer, D, inner) as the operator layer describes it,
  * and a random run of it: per-axis, per-axis along the last axis, blocks along the last axis,
@@ -378,13 +388,13 @@ static int gen_layout(size_t *blk, size_t *pos, size_t *row, size_t *erow, size_
 {
     static const size_t dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 16, 17, 24, 31, 32, 33, 49,
                                   56, 63, 64, 65, 100, 196};
-    size_t nd = sizeof dims / sizeof dims[0], ns = sizeof short_lay / sizeof short_lay[0];
+    size_t nd = sizeof dims / sizeof dims[0], ns = N_SHORT_LAY;
     size_t D = dims[rndn((uint32_t)nd)], inner = dims[rndn((uint32_t)nd)];
     size_t B = dims[rndn((uint32_t)nd)], outer = 1 + rndn(6), kind = rndn(4);
     if (pick >= 0) {
         const size_t *l = short_lay[(size_t)pick % ns];
         kind = l[0]; D = l[1]; inner = l[2]; B = l[3] ? l[3] : 1;
-        outer = 1 + rndn(400);
+        outer = 1 + rndn(D * inner > 1000 ? 8 : 400);   /* (long rows: the arenas' size) */
     }
     size_t total, s = (D + B - 1) / B;
     *pos = *row = *erow = *kdim = 0;
@@ -687,12 +697,13 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
         k++;
     }
     /* runs of real layouts: every form of kernels.h, random tensors and runs */
-    for (int r = 0; r < (quick ? 90 : 360); r++, k++) {   /* a third from short_lay */
+    for (int r = 0, R = quick ? 90 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* a third
+                                                                              from short_lay */
         qcase c;
         memset(&c, 0, sizeof c);
         c.xk = xk; c.qk = qk; c.yk = yk;
-        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000,
-                        r % 3 == 2 ? r / 3 : -1))
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, LAY_MAXN(r, R),
+                        LAY_PICK(r, R)))
             continue;
         c.ty = types[k % nt];
         c.phase = (unsigned)((c.pos + k) % per);
@@ -909,12 +920,13 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             k++;
         }
     }
-    for (int r = 0; r < (quick ? 90 : 360); r++, k++) {   /* real layouts, as for quantize */
+    for (int r = 0, R = quick ? 90 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* real
+                                                                    layouts, as for quantize */
         dcase c;
         memset(&c, 0, sizeof c);
         c.dk = dk; c.ok = ok;
-        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, r % 8 ? 700 : 20000,
-                        r % 3 == 2 ? r / 3 : -1))
+        if (!gen_layout(&c.blk, &c.pos, &c.row, &c.erow, &c.kdim, &c.n, LAY_MAXN(r, R),
+                        LAY_PICK(r, R)))
             continue;
         c.bits = dk == QK_D_B8 ? b8bits[k % 3] : 8;
         c.is_signed = (int)((k / 3) & 1);

@@ -620,6 +620,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
  * chunks straight into y with their entries loaded per vector (the last chunk moved back to
  * end at K), cheaper than a tile's staging once a row holds several chunks. */
 #define QD_LONG (4 * QD_U)
+#define QD_COLW 1024   /* (a multiple of every QD_U: 12 KB of scales, reciprocals, zero points) */
 #ifndef QD_LONG_ROWS   /* a vector layer may leave them out (code size) */
 #define QD_LONG_ROWS 1
 #endif
@@ -718,13 +719,16 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
         if (QD_LONG_ROWS && !step && K >= QD_LONG) {
+            /* columns of QD_COLW at a time over the rows: their entries stay in L1 */
             size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
-            for (size_t rr = r; rr < r + n; rr++)
-                for (size_t k0 = 0; k0 < K; k0 += QD_U) {
-                    size_t kk = k0 + QD_U > K ? K - QD_U : k0;
-                    qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
-                    qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk), &pv);
-                }
+            for (size_t c0 = 0; c0 < K; c0 += QD_COLW)
+                for (size_t rr = r; rr < r + n; rr++)
+                    for (size_t k0 = c0; k0 < K && k0 < c0 + QD_COLW; k0 += QD_U) {
+                        size_t kk = k0 + QD_U > K ? K - QD_U : k0;
+                        qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
+                        qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk),
+                                 &pv);
+                    }
             continue;
         }
         for (size_t rr = 0; rr < n; rr += 4) {
