@@ -367,8 +367,9 @@ static const size_t short_lay[][4] = {
     {2, 300, 1, 40}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
     {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
     /* the last N_LONG_LAY: rows longer than two of the driver's column tiles (QD_COLW),
-     * a partial last tile: per-axis along a last axis, blocks along an outer axis */
-    {1, 2500, 1, 0}, {3, 10, 1100, 4}, {1, 1030, 1, 0},
+     * a partial last tile, rows of whole cache lines of float32 or not: per-axis along a
+     * last axis, blocks along an outer axis */
+    {1, 2500, 1, 0}, {3, 10, 1104, 4}, {1, 2064, 1, 0},
 };
 #define N_LONG_LAY 3
 #define N_SHORT_LAY (sizeof short_lay / sizeof short_lay[0])
@@ -936,6 +937,10 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
         c.y_at_end = (int)((k >> 1) & 1);
         c.xoff = shift((size_t)(k % 4), xs);
         c.yoff = shift((size_t)(k % 3), os);
+        if (r >= R) {   /* long rows: float32 results from several offsets in a cache line */
+            c.y_at_end = 0;
+            c.yoff = (size_t)(r - R) * 20;
+        }
         run_dequant(tname, fn, ref, &c);
     }
 }
