@@ -30,6 +30,7 @@
  * room for more loops per entry */
 #define QD_LONG_ROWS 0
 #define QD_BLOCK_RUN 0
+#define QD_ALIGN_STORES 0   /* (16-byte stores: one in four crosses a line; code size) */
 
 typedef float32x4_t vf;
 typedef int32x4_t vi;

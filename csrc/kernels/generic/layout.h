@@ -64,6 +64,7 @@ typedef struct qd_src {
      * chunk's offset in it, winc QD_U % wp. */
     size_t wp, wt, wcb, winc, wlast, wsafe;
     union {
+        vf align;   /* (the arrays start on a vector) */
         struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; int32_t z[QD_EXPN]; } x;
         struct { size_t base[QD_WMAX]; int32_t idx[QD_WMAX * QD_U + QV_W]; } w;
     } u;
@@ -140,11 +141,22 @@ QD_NOINLINE void qd_exp_fill(qd_src *c)
     c->xend = c->j + QD_EXPN;
 }
 
+static size_t qd_lcm(size_t a, size_t b)
+{
+    size_t x = a, y = b;
+    while (y) { size_t t = x % y; x = y; y = t; }
+    return a / x * b;
+}
+
 /* PER: the entries of offsets 0 .. P + QD_U - 1 of the period from the body's start j on
- * (offsets the body does not reach take its first entry: the arrays may hold no other). */
+ * (offsets the body does not reach take its first entry: the arrays may hold no other). The
+ * period is taken as a whole number of vectors when that fits (56 as 112), so that a body
+ * that starts on a vector reads its entries with aligned loads (a load split over two cache
+ * lines counts twice, and a chunk loads three times as many entries as inputs). */
 static int qd_per_init(qd_src *c, size_t j)
 {
-    size_t P = c->kdim > 1 ? c->kdim : c->row, len, e0, k;
+    size_t P = c->kdim > 1 ? c->kdim : c->row, len, e0, k, pw = qd_lcm(P, QV_W);
+    if (pw + QD_U <= QD_EXPN) P = pw;
     if (P + QD_U > QD_EXPN) return 0;
     e0 = qk_entry(c->blk, j, c->row, c->erow, c->kdim, c->ebase, 0, &len);
     for (size_t t = 0; t < P; t++)
@@ -157,13 +169,6 @@ static int qd_per_init(qd_src *c, size_t j)
     c->wp = P;
     c->winc = QD_U % P;
     return 1;
-}
-
-static size_t qd_lcm(size_t a, size_t b)
-{
-    size_t x = a, y = b;
-    while (y) { size_t t = x % y; x = y; y = t; }
-    return a / x * b;
 }
 
 /* WIN's pattern from absolute position j on; 0 when the layout has none that fits. Entries
