@@ -98,16 +98,12 @@ cdef struct view:
 
 cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     cdef int i, nd = cnp.PyArray_NDIM(a)
-    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
     if nd > 32:
         raise ValueError(f"arrays of rank {nd} are not supported (at most 32 dimensions)")
-    for i in range(nd):
-        s.dims[i] = dims[i]
-    s.t.data = cnp.PyArray_DATA(a)
-    s.t.dtype = dtype
+    _tensor(s, cnp.PyArray_DATA(a), dtype, 0, NULL, packed)
     s.t.ndim = nd
-    s.t.shape = s.dims
-    s.t.packed = packed
+    for i in range(nd):
+        s.dims[i] = cnp.PyArray_DIMS(a)[i]
     return 0
 
 
@@ -729,12 +725,6 @@ cdef inline int _param_array(param *p, cnp.ndarray a, int code) except -1:
     return 0
 
 
-cdef inline void _param_view(param *p, const view *v) noexcept:
-    _tensor(&p.s, v.data, v.code, v.nd, v.dims, 0)
-    p.lo = v.data
-    p.hi = v.data + v.nbytes
-
-
 cdef inline int _numpy_scalar(object o, param *p) noexcept:
     """Code of a NumPy / ml_dtypes scalar of exactly a qsimd type (value copied); else 0."""
     cdef int code
@@ -796,7 +786,9 @@ cdef int _array_param(object o, uint32_t allowed, int64_t limit, param *p) excep
     if code:
         if not _has(allowed, code) or a.size > limit:
             return 0
-        _param_view(p, &a)
+        _tensor(&p.s, a.data, code, a.nd, a.dims, 0)
+        p.lo = a.data
+        p.hi = a.data + a.nbytes
         return code
     code = _numpy_scalar(o, p)
     return code if _has(allowed, code) else 0
@@ -891,7 +883,8 @@ cdef inline bint _apart(char *lo, char *hi, const char *a, int64_t n) noexcept:
 cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo, char *xhi,
                     param *ps, param *pz, char **ydata):
     """out= when usable as it is (returned as given, even a tensor; else None: fall back), or
-    a new array of type `code`; *ydata is where the result goes."""
+    a new array of type `code`; *ydata is where the result goes. out= must not overlap x or
+    the parameters ps, pz (NULL: none)."""
     cdef cnp.npy_intp ndims[32]
     cdef view v
     cdef int i
@@ -907,7 +900,8 @@ cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo
     for i in range(nd):
         if v.dims[i] != dims[i]:
             return None
-    if not (_apart(xlo, xhi, v.data, v.nbytes) and _apart(ps.lo, ps.hi, v.data, v.nbytes) and
+    if not (_apart(xlo, xhi, v.data, v.nbytes) and
+            (ps == NULL or _apart(ps.lo, ps.hi, v.data, v.nbytes)) and
             (pz == NULL or _apart(pz.lo, pz.hi, v.data, v.nbytes))):
         return None   # aliasing: the general path goes through a temporary
     ydata[0] = v.data
@@ -1064,7 +1058,6 @@ def dynamic_quantize_fast(object x, object out=None):
     cdef cnp.ndarray s, z
     cdef view vx
     cdef shaped sx, sy
-    cdef param none
     cdef char *ydata = NULL
     cdef qsimd_error err
     cdef float scale = 0
@@ -1072,8 +1065,7 @@ def dynamic_quantize_fast(object x, object out=None):
     cdef int rc
     if _view(x, &vx, False) != 1:
         return None
-    none.lo = NULL   # no scale array to overlap
-    y = _result(out, vx.nd, vx.dims, 2, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+    y = _result(out, vx.nd, vx.dims, 2, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
@@ -1166,11 +1158,13 @@ cdef class _Prepared:
 
     def _setup(self, bint is_q, cnp.ndarray scale, int st, object zp, int zt, int yt,
                int64_t axis, int64_t block, int sat, int prec, bint packed, int nt,
-               object slow):
+               object slow, Chain chain=None, tuple perm=()):
         """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None;
         zt -1: a zero point whose type follows each x, so every call takes the general path);
         yt: the output code (0 for a dequantizer whose output follows the scale); slow: the
-        general path, called as slow(x, out)."""
+        general path, called as slow(x, out); chain: calls run through it (its C prepared
+        object, which has checked perm) with y permuted by perm."""
+        cdef int i
         self.is_q = is_q
         self._scale_arr = scale
         self._zp_arr = zp
@@ -1190,12 +1184,6 @@ cdef class _Prepared:
         if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
-
-    def _set_chain(self, Chain chain, tuple perm):
-        """Calls run through chain (its C prepared object) with y permuted by perm."""
-        cdef int i
-        if len(perm) > 32 or sorted(perm) != list(range(len(perm))):
-            raise ValueError(f"perm must be a permutation of at most 32 axes, got {perm}")
         self.chain = chain
         self.perm_len = len(perm)
         for i in range(self.perm_len):
@@ -1208,10 +1196,10 @@ cdef class _Prepared:
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
     axis = property(lambda self: self._args[2]["axis"])
     block_size = property(lambda self: self._args[2]["block_size"])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[2]["output_dtype"]))
+    output_dtype = property(lambda self: _ydtype[self._args[2]["output_dtype"]])
 
     def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
+        return (_api_mod()._rebuild, (type(self), self._args[:2], self._args[2]))
 
     def __repr__(self):
         return _api_mod()._repr_prepared(self)
@@ -1336,7 +1324,6 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     cdef int64_t sd[32]
     cdef view vx
     cdef shaped sx, sy, ss, sz
-    cdef param none
     cdef char *ydata = NULL
     cdef qsimd_dynamic_options opt
     cdef qsimd_error err
@@ -1356,8 +1343,7 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     for i in range(vx.nd):
         sd[i] = nb if i == a or a < 0 else vx.dims[i]
         sdims[i] = <cnp.npy_intp>sd[i]
-    none.lo = NULL
-    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     s = cnp.PyArray_EMPTY(vx.nd, sdims, cnp.NPY_FLOAT32, 0)
@@ -1405,48 +1391,6 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-cdef int _fq(bint bfp, const qsimd_tensor *x, const qsimd_tensor *y, const char *name,
-             const int64_t *v, int nt) except -1:
-    """qsimd_mx_quantize_dequantize (v: axis, block_size, rounding_mode) or
-    qsimd_bfp_quantize_dequantize (v: its int64 options in qsimd.h's order) of float32 x into
-    y of its shape (y may be x); the C core checks the rest."""
-    cdef qsimd_mx_options mo
-    cdef qsimd_bfp_options bo
-    cdef qsimd_error err
-    cdef int rc
-    if bfp:
-        bo = qsimd_bfp_options(bfp_method=name, axis=v[0], bit_width=v[1], block_size=v[2],
-                               rounding_mode=v[3], sub_block_size=v[4],
-                               sub_block_shift_bits=v[5],
-                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=nt)
-    else:
-        mo = qsimd_mx_options(element_dtype=name, axis=v[0], block_size=v[1],
-                              rounding_mode=v[2], num_threads=nt)
-    with nogil:
-        if bfp:
-            rc = qsimd_bfp_quantize_dequantize(x, y, &bo, &err)
-        else:
-            rc = qsimd_mx_quantize_dequantize(x, y, &mo, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return 0
-
-
-def fake_quantize(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, tuple ints,
-                  int num_threads):
-    """The general path of qsimd.quark's MX (bfp False) / BFP: native C-contiguous float32 x
-    and y of its shape, the attributes as Python ints."""
-    cdef shaped sx, sy
-    cdef int64_t v[7]
-    cdef int i
-    for i in range(len(ints)):
-        v[i] = ints[i]
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 1, 0)
-    _fq(bfp, &sx.t, &sy.t, name, v, num_threads)
-    return y
-
-
 cdef const char *_mx_name(object name):
     """A str's UTF-8 bytes without an embedded NUL, else NULL."""
     cdef Py_ssize_t size
@@ -1459,31 +1403,47 @@ cdef const char *_mx_name(object name):
 
 def fake_quantize_fast(bint bfp, object x, object name, tuple ints, object out,
                        object num_threads):
-    """qsimd.quark's MX / BFP for arguments in final form (float32 x, a str name, plain ints,
-    a fitting out= or x itself); None: take the general path, which makes the same C call
-    after converting."""
+    """qsimd.quark's MX (bfp False: v is axis, block_size, rounding_mode) / BFP (v: its int64
+    options in qsimd.h's order) for arguments in final form (float32 x, a str name, plain
+    ints, a fitting out= or x itself); None: take the general path, which converts them and
+    calls this again. The C core checks the rest."""
     cdef int64_t v[7]
-    cdef int i, th = _threads(num_threads)
+    cdef int i, rc, th = _threads(num_threads)
     cdef const char *cname = _mx_name(name)
     cdef view vx
-    cdef param none
     cdef shaped sx, sy
     cdef char *ydata = NULL
+    cdef qsimd_mx_options mo
+    cdef qsimd_bfp_options bo
+    cdef qsimd_error err
     if _view(x, &vx, False) != 1 or cname == NULL or th < 0:
         return None
     for i in range(len(ints)):
         if not _int64(ints[i], &v[i]):
             return None
-    none.lo = NULL
     if out is x and _view(out, &vx, True) == 1:   # in place, which the C API allows
         y, ydata = out, vx.data
     else:
-        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
     _tensor(&sy, ydata, 1, vx.nd, vx.dims, 0)
-    _fq(bfp, &sx.t, &sy.t, cname, v, th)
+    if bfp:
+        bo = qsimd_bfp_options(bfp_method=cname, axis=v[0], bit_width=v[1], block_size=v[2],
+                               rounding_mode=v[3], sub_block_size=v[4],
+                               sub_block_shift_bits=v[5],
+                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=th)
+    else:
+        mo = qsimd_mx_options(element_dtype=cname, axis=v[0], block_size=v[1],
+                              rounding_mode=v[2], num_threads=th)
+    with nogil:
+        if bfp:
+            rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &bo, &err)
+        else:
+            rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &mo, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
     return y
 
 
