@@ -524,10 +524,11 @@ class _Refused(Exception):
     """A tensor qsimd will not read or write, for the message given (a ValueError)."""
 
 
-cdef _check_device(int kind, int index, str argname):
+cdef _check_device(int kind, int index, str argname, error=_Refused):
+    """error: what to raise (_Refused where the producer's own errors are caught too)."""
     if kind not in (QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED):
         where = _DL_DEVICES.get(kind, f"DLPack device type {kind}")
-        raise _Refused(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
+        raise error(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
                        f"copy it to host memory first (e.g. {argname}.cpu())")
 
 
@@ -607,10 +608,7 @@ def from_dlpack(object obj, str argname, bint out=False):
         flags = owner.versioned.flags
     else:
         t = &owner.legacy.dl_tensor
-    try:
-        _check_device(t.device.device_type, t.device.device_id, argname)
-    except _Refused as e:
-        raise ValueError(str(e)) from None
+    _check_device(t.device.device_type, t.device.device_id, argname, ValueError)
     key = (t.dtype.code, t.dtype.bits)
     dt = _dl_dtypes.get(key) if t.dtype.lanes == 1 else None
     if dt is None:
@@ -1266,9 +1264,9 @@ cdef class Quantizer(_Prepared):
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  saturate=True, precision=None, packed=False, num_threads=None, pre=None,
                  pre_axis=-1, perm=None):
-        from . import _api
-        _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
-                             saturate, precision, packed, num_threads, pre, pre_axis, perm)
+        _api_mod()._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                                   saturate, precision, packed, num_threads, pre, pre_axis,
+                                   perm)
 
     saturate = property(lambda self: self._args[2]["saturate"])
 
@@ -1285,9 +1283,8 @@ cdef class Dequantizer(_Prepared):
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  num_threads=None):
-        from . import _api
-        _api._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
-                               num_threads)
+        _api_mod()._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                                     num_threads)
 
 
 from types import GenericAlias as _GenericAlias
