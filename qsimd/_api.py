@@ -351,14 +351,15 @@ def _chain_args(pre, pre_axis, perm):
     return tuple(ops), kinds, pre_axis, perm_t
 
 
-def _chain_call(chain, x, out, yt, packed, perm):
-    """One call of a Quantizer with a chain."""
-    x, xt = _args.float_input(x, "x", _CHAIN_X_CODES, False)   # C-contiguous
+def _chain_call(q, x, out, yt, packed, perm):
+    """The general path of a Quantizer with a chain."""
+    x, _ = _args.float_input(x, "x", _CHAIN_X_CODES, False)   # C-contiguous
     if perm and len(perm) != x.ndim:
         raise ValueError(f"perm has {len(perm)} entries but x has rank {x.ndim}")
     yshape = tuple(x.shape[p] for p in perm) if perm else x.shape
     y, user_out = _args.output(out, *_q_result(yshape, x.size, yt, packed), (x,))
-    chain.run(x, xt, y, yt, packed, yshape)
+    if q._run_chain(x, y) is None:   # in final form now: C checks x's type and the rest
+        _args.too_many_dims(x.ndim)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], yshape) if packed else y
 
@@ -383,8 +384,8 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
         self._args[2].update(pre=list(ops), pre_axis=pre_axis,
                              perm=perm_t if perm is not None else None)
 
-        def chained(x, out, _chain=chain):
-            return _chain_call(_chain, x, out, yt, packed, perm_t)
+        def chained(x, out):
+            return _chain_call(self, x, out, yt, packed, perm_t)
         self._setup(True, scale, st, zp, -1, yt, axis, block_size, sat, prec, packed, threads,
                     chained, chain, perm_t)
         return

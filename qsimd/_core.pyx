@@ -1190,6 +1190,10 @@ cdef class _Prepared:
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
 
+    def _run_chain(self, x, y):
+        """The general path's chain call, x and y in final form."""
+        return _chain_call(self, x, y, True)
+
     scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
     axis = property(lambda self: self._args[2]["axis"])
@@ -1203,31 +1207,38 @@ cdef class _Prepared:
         return _api_mod()._repr_prepared(self)
 
 
-cdef object _chain_call(_Prepared self, object x, object out):
+cdef object _chain_call(_Prepared self, object x, object out, bint final=False):
     """A prepared quantizer with a chain, x and out in final form: the C prepared object's
-    run (which checks x's type); anything else, and any error, through the general path,
-    which reports it."""
+    run (which checks x's type). Anything else, and any error, through the general path,
+    which converts them and calls this again with final set: the C error is raised then
+    (None: x has rank > 32)."""
     cdef int xt, i
-    cdef view vx
-    cdef int64_t ydims[32]
+    cdef view vx, vy
+    cdef int64_t ybytes
     cdef char *ydata = NULL
     cdef shaped sx, sy
     cdef qsimd_error err
     cdef int rc
     xt = _view(x, &vx, False)
-    if self.pk or not xt or (self.perm_len and self.perm_len != vx.nd):
-        return self._slow(x, out)
+    if not xt or (self.perm_len and self.perm_len != vx.nd):
+        return None if final else self._slow(x, out)
+    vy.nd = vx.nd   # y's shape: x's permuted
     for i in range(vx.nd):
-        ydims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
-    y = _result(out, vx.nd, ydims, self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL,
-                &ydata)
+        vy.dims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
+    ybytes = (vx.size * _bits_of[self.yt] + 7) // 8   # packed: the bytes
+    y = _result(out, 1 if self.pk else vy.nd, &ybytes if self.pk else vy.dims,
+                2 if self.pk else self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL, &ydata)
     if y is None:
-        return self._slow(x, out)
+        return None if final else self._slow(x, out)
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
-    _tensor(&sy, ydata, self.yt, vx.nd, ydims, 0)
+    _tensor(&sy, ydata, self.yt, vy.nd, vy.dims, self.pk)
     with nogil:
         rc = qsimd_prepared_run(self.chain.p, &sx.t, &sy.t, &err)
-    return y if rc == QSIMD_OK else self._slow(x, out)
+    if rc != QSIMD_OK:
+        if not final:
+            return self._slow(x, out)
+        raise_error(rc, &err)
+    return _packed_result(y, self.yt, None, &vy) if self.pk else y
 
 
 cdef object _prepared_call(object obj, object x, object out):
@@ -1507,19 +1518,3 @@ cdef class Chain:
 
     def __dealloc__(self):
         qsimd_prepared_free(self.p)
-
-    def run(self, cnp.ndarray x, int xt, cnp.ndarray y, int yt, bint packed, tuple yshape):
-        """y (C-contiguous, of the permuted shape, or the packed bytes) = the chain of x."""
-        cdef shaped sx, sy
-        cdef qsimd_error err
-        cdef int rc, i
-        fill(&sx, x, xt, 0)
-        fill(&sy, y, yt, packed)
-        sy.t.ndim = len(yshape)
-        for i in range(sy.t.ndim):
-            sy.dims[i] = yshape[i]
-        with nogil:
-            rc = qsimd_prepared_run(self.p, &sx.t, &sy.t, &err)
-        if rc != QSIMD_OK:
-            raise_error(rc, &err)
-        return y
