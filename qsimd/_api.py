@@ -376,22 +376,18 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=yt,
                                   saturate=bool(sat), precision=prec or None, packed=packed,
                                   num_threads=num_threads))
+    slow, chain = _slow(self, quantize_linear, lambda: zp), None
     if pre is not None or perm is not None:
         ops, kinds, pre_axis, perm_t = _chain_args(pre, pre_axis, perm)
-        values = [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops]
-        chain = _core.Chain(scale, st, zp, zt or 0, yt, packed, axis, block_size, sat, prec,
-                            threads, kinds, values, pre_axis, perm_t)
+        chain = (kinds, [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops], pre_axis,
+                 perm_t)
         self._args[2].update(pre=list(ops), pre_axis=pre_axis,
                              perm=perm_t if perm is not None else None)
 
-        def chained(x, out):
+        def slow(x, out):
             return _chain_call(self, x, out, yt, packed, perm_t)
-        self._setup(True, scale, st, zp, -1, yt, axis, block_size, sat, prec, packed, threads,
-                    chained, chain, perm_t)
-        return
-
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
-                _slow(self, quantize_linear, lambda: zp))
+                slow, chain)
 
 
 def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):

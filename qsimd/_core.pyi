@@ -11,14 +11,16 @@ from numpy.typing import NDArray
 from . import PackedTensor, _ArrayIn, _DTypeSpec, _OutT
 
 _R = TypeVar("_R", NDArray[Any], PackedTensor)
+# a preprocessing chain for _setup: (kinds, float32 constants, pre_axis, perm)
+_ChainSpec = tuple[list[int], list[NDArray[np.float32]], int, tuple[int, ...]]
 
 @disjoint_base
 class _Prepared:
     _args: tuple[Any, ...]
     def _setup(self, is_q: bool, scale: NDArray[Any], st: int, zp: NDArray[Any] | None,
                zt: int, yt: int, axis: int, block: int, sat: int, prec: int, packed: bool,
-               nt: int, slow: Callable[[Any, Any], Any], chain: Chain | None = None,
-               perm: tuple[int, ...] = ()) -> None: ...
+               nt: int, slow: Callable[[Any, Any], Any], chain: _ChainSpec | None = None
+               ) -> None: ...
     def __call__(self, x: Any, out: Any = None) -> Any: ...
     def _run_chain(self, x: NDArray[Any], y: NDArray[Any]) -> Any: ...
     @property
@@ -75,13 +77,6 @@ class Dequantizer(_Prepared):
     def __call__(self, x: _ArrayIn | PackedTensor, out: None = None) -> NDArray[Any]: ...
     @overload
     def __call__(self, x: _ArrayIn | PackedTensor, out: _OutT) -> _OutT: ...
-
-@disjoint_base
-class Chain:
-    def __init__(self, scale: NDArray[Any], st: int, zp: NDArray[Any] | None, zt: int, yt: int,
-                 packed: bool, axis: int, block_size: int, saturate: int, precision: int,
-                 num_threads: int, kinds: list[int], values: list[NDArray[np.float32]],
-                 pre_axis: int, perm: tuple[int, ...]) -> None: ...
 
 def set_num_threads(n: int) -> None: ...
 def get_num_threads() -> int: ...

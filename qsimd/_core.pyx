@@ -1136,9 +1136,6 @@ cdef extern from *:
     void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
 
 
-cdef class Chain   # below: a prepared quantizer's preprocessing chain
-
-
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
     cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
@@ -1147,7 +1144,7 @@ cdef class _Prepared:
     cdef int64_t c_axis, c_block
     cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
     cdef object _scale_arr, _zp_arr, _slow
-    cdef Chain chain           # a preprocessing chain in front (None: none)
+    cdef qsimd_prepared *chain   # a preprocessing chain in front (C's; NULL: none)
     cdef int perm_len
     cdef int64_t perm[32]
 
@@ -1156,13 +1153,18 @@ cdef class _Prepared:
 
     def _setup(self, bint is_q, cnp.ndarray scale, int st, object zp, int zt, int yt,
                int64_t axis, int64_t block, int sat, int prec, bint packed, int nt,
-               object slow, Chain chain=None, tuple perm=()):
+               object slow, tuple chain=None):
         """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None;
         zt -1: a zero point whose type follows each x, so every call takes the general path);
         yt: the output code (0 for a dequantizer whose output follows the scale); slow: the
-        general path, called as slow(x, out); chain: calls run through it (its C prepared
-        object, which has checked perm) with y permuted by perm."""
-        cdef int i
+        general path, called as slow(x, out); chain: (kinds, float32 constants, pre_axis,
+        perm), a preprocessing chain in front that C prepares (and checks) now, calls running
+        through it with y permuted by perm."""
+        cdef int i, rc, n
+        cdef qsimd_pre_op ops[64]
+        cdef cnp.ndarray v
+        cdef qsimd_quantize_options opt
+        cdef qsimd_error err
         self.is_q = is_q
         self._scale_arr = scale
         self._zp_arr = zp
@@ -1182,10 +1184,35 @@ cdef class _Prepared:
         if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
-        self.chain = chain
+        qsimd_prepared_free(self.chain)   # __init__ called again: the old chain goes
+        self.chain = NULL
+        self.perm_len = 0
+        if chain is None:
+            return
+        kinds, values, pre_axis, perm = chain
+        n = len(kinds)
+        if n > 64:
+            raise ValueError(f"pre must have at most 64 operations, got {n}")
+        if len(perm) > 32:
+            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
+        for i in range(n):
+            v = <cnp.ndarray>values[i]
+            ops[i].kind = kinds[i]
+            ops[i].count = cnp.PyArray_SIZE(v)
+            ops[i].values = <const float *>cnp.PyArray_DATA(v)
         self.perm_len = len(perm)
         for i in range(self.perm_len):
             self.perm[i] = perm[i]
+        opt = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
+                                     num_threads=nt)
+        rc = qsimd_prepare_quantize_chain(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL, yt,
+                                          packed, &opt, ops, n, pre_axis, self.perm,
+                                          self.perm_len, &self.chain, &err)
+        if rc != QSIMD_OK:
+            raise_error(rc, &err)
+
+    def __dealloc__(self):
+        qsimd_prepared_free(self.chain)
 
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
@@ -1233,7 +1260,7 @@ cdef object _chain_call(_Prepared self, object x, object out, bint final=False):
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
     _tensor(&sy, ydata, self.yt, vy.nd, vy.dims, self.pk)
     with nogil:
-        rc = qsimd_prepared_run(self.chain.p, &sx.t, &sy.t, &err)
+        rc = qsimd_prepared_run(self.chain, &sx.t, &sy.t, &err)
     if rc != QSIMD_OK:
         if not final:
             return self._slow(x, out)
@@ -1246,7 +1273,7 @@ cdef object _prepared_call(object obj, object x, object out):
     cdef int xt
     cdef int64_t a
     cdef view vx
-    if self.chain is not None:
+    if self.chain != NULL:
         return _chain_call(self, x, out)
     if self.zt < 0:
         return self._slow(x, out)
@@ -1473,48 +1500,3 @@ def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarr
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return elements, scales
-
-
-cdef class Chain:
-    """A prepared QuantizeLinear with a preprocessing chain in front (C's
-    qsimd_prepare_quantize_chain); qsimd.Quantizer(pre=..., perm=...) owns one. Read-only
-    after construction: runs from many threads share it."""
-    cdef qsimd_prepared *p   # NULL until __init__ (the allocation zeroes it)
-
-    def __init__(self, cnp.ndarray scale, int st, object zp, int zt, int yt, bint packed,
-                  int64_t axis, int64_t block_size, int saturate, int precision,
-                  int num_threads, list kinds, list values, int64_t pre_axis, tuple perm):
-        cdef shaped ss, sz
-        cdef const qsimd_tensor *pz = NULL
-        cdef qsimd_quantize_options opt = qsimd_quantize_options(
-            axis=axis, block_size=block_size, saturate=saturate, precision=precision,
-            num_threads=num_threads)
-        cdef qsimd_error err
-        cdef qsimd_pre_op ops[64]
-        cdef int64_t cperm[32]
-        cdef int i, rc, n = len(kinds)
-        cdef cnp.ndarray v
-        if n > 64:
-            raise ValueError(f"pre must have at most 64 operations, got {n}")
-        if len(perm) > 32:
-            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
-        fill(&ss, scale, st, 0)
-        if zp is not None:
-            fill(&sz, <cnp.ndarray>zp, zt, 0)
-            pz = &sz.t
-        for i in range(n):
-            v = <cnp.ndarray>values[i]
-            ops[i].kind = kinds[i]
-            ops[i].count = cnp.PyArray_SIZE(v)
-            ops[i].values = <const float *>cnp.PyArray_DATA(v)
-        for i in range(len(perm)):
-            cperm[i] = perm[i]
-        if self.p != NULL:
-            raise RuntimeError("Chain is initialised once")
-        rc = qsimd_prepare_quantize_chain(&ss.t, pz, yt, packed, &opt, ops, n, pre_axis,
-                                          cperm, len(perm), &self.p, &err)
-        if rc != QSIMD_OK:
-            raise_error(rc, &err)
-
-    def __dealloc__(self):
-        qsimd_prepared_free(self.p)
