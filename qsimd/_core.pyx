@@ -529,7 +529,7 @@ cdef _check_device(int kind, int index, str argname, error=_Refused):
     if kind not in (QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED):
         where = _DL_DEVICES.get(kind, f"DLPack device type {kind}")
         raise error(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
-                       f"copy it to host memory first (e.g. {argname}.cpu())")
+                    f"copy it to host memory first (e.g. {argname}.cpu())")
 
 
 def _short(e):
