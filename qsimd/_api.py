@@ -62,7 +62,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
         if ot is not None and zt != ot:
             raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
     yt = ot or _q_output(zt or 2)
-    _args.flag(saturate, "saturate")
+    sat = 1 if _args.flag(saturate, "saturate") else 0
     prec = 0
     if precision is not None and not _args.is_zero_code(precision):
         prec = resolve(precision, "precision")
@@ -73,7 +73,7 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
     packed = _args.flag(packed, "packed")
     if packed and yt not in SUBBYTE_BITS:
         raise ValueError(f"packed=True needs a 6-, 4- or 2-bit output type, not {name_of(yt)}")
-    return scale, st, zero_point, zt, yt, prec, axis, block_size, packed
+    return scale, st, zero_point, zt, yt, sat, prec, axis, block_size, packed
 
 
 def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
@@ -104,14 +104,14 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_d
             y = _args.finish(r[0], r[1])
             return PackedTensor(y, CODE_TO_DTYPE[r[2]], x.shape) if bits else y
     x, xt = _args.float_input(x, "x", Q_INPUT_CODES, True)
-    scale, st, zero_point, zt, yt, prec, axis, block_size, packed = _q_params(
+    scale, st, zero_point, zt, yt, sat, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed,
         _args.param_limit(x.shape))
     y, user_out = _args.output(out, *_q_result(x.shape, x.size, yt, packed),
                                (x, scale, zero_point))
     # in final form now: the fast path makes the C call (C checks shapes, axis, block size)
-    if _core.quantize_fast(x, scale, zero_point, axis, block_size, yt, 1 if saturate else 0,
-                           prec or None, packed, y, _args.threads(num_threads) or None) is None:
+    if _core.quantize_fast(x, scale, zero_point, axis, block_size, yt, sat, prec or None,
+                           packed, y, _args.threads(num_threads) or None) is None:
         _args.too_many_dims(x.ndim)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], x.shape) if packed else y
@@ -351,16 +351,15 @@ def _chain_args(pre, pre_axis, perm):
     return tuple(ops), kinds, pre_axis, perm_t
 
 
-def _chain_call(chain, x, out, yt, packed, perm):
-    """One call of a Quantizer with a chain."""
-    x, xt = _args.float_input(x, "x", _CHAIN_X_CODES, False)
-    if not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x)
+def _chain_call(q, x, out, yt, packed, perm):
+    """The general path of a Quantizer with a chain."""
+    x, _ = _args.float_input(x, "x", _CHAIN_X_CODES, False)   # C-contiguous
     if perm and len(perm) != x.ndim:
         raise ValueError(f"perm has {len(perm)} entries but x has rank {x.ndim}")
     yshape = tuple(x.shape[p] for p in perm) if perm else x.shape
     y, user_out = _args.output(out, *_q_result(yshape, x.size, yt, packed), (x,))
-    chain.run(x, xt, y, yt, packed, yshape)
+    if q._run_chain(x, y) is None:   # in final form now: C checks x's type and the rest
+        _args.too_many_dims(x.ndim)
     y = _args.finish(y, user_out)
     return PackedTensor(y, CODE_TO_DTYPE[yt], yshape) if packed else y
 
@@ -368,33 +367,27 @@ def _chain_call(chain, x, out, yt, packed, perm):
 def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, saturate,
                     precision, packed, num_threads, pre=None, pre_axis=-1, perm=None):
     """Quantizer.__init__ (qsimd._core): validate and convert once."""
-    scale, st, zp, zt, yt, prec, axis, block_size, packed = _q_params(
+    scale, st, zp, zt, yt, sat, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed, None)
     _check_prepared_params(scale, zp, block_size)
     threads = _args.threads(num_threads)
     scale, zp = _private(scale), _private(zp)
-    sat = 1 if _args.flag(saturate, "saturate") else 0
     # the prepared arguments: the properties, repr and pickling read them
     self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=yt,
                                   saturate=bool(sat), precision=prec or None, packed=packed,
                                   num_threads=num_threads))
+    slow, chain = _slow(self, quantize_linear, lambda: zp), None
     if pre is not None or perm is not None:
         ops, kinds, pre_axis, perm_t = _chain_args(pre, pre_axis, perm)
-        values = [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops]
-        chain = _core.Chain(scale, st, zp, zt or 0, yt, packed, axis, block_size, sat, prec,
-                            threads, kinds, values, pre_axis, perm_t)
+        chain = (kinds, [np.atleast_1d(np.asarray(c, np.float32)) for _, c in ops], pre_axis,
+                 perm_t)
         self._args[2].update(pre=list(ops), pre_axis=pre_axis,
                              perm=perm_t if perm is not None else None)
 
-        def chained(x, out, _chain=chain):
-            return _chain_call(_chain, x, out, yt, packed, perm_t)
-        self._setup(True, scale, st, zp, -1, yt, axis, block_size, sat, prec, packed, threads,
-                    chained)
-        self._set_chain(chain, perm_t or ())
-        return
-
+        def slow(x, out):
+            return _chain_call(self, x, out, yt, packed, perm_t)
     self._setup(True, scale, st, zp, zt or 0, yt, axis, block_size, sat, prec, packed, threads,
-                _slow(self, quantize_linear, lambda: zp))
+                slow, chain)
 
 
 def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, num_threads):
@@ -450,14 +443,6 @@ def _check_prepared_params(scale, zp, block_size):
     if block_size == 0 and scale.ndim > 1 and scale.size != 1:
         raise ValueError(f"scale must be a scalar or 1-D for per-axis quantization "
                          f"(block_size=0), got rank {scale.ndim}")
-
-
-def _code_dtype(code):
-    return CODE_TO_DTYPE[code]
-
-
-def _reduce_prepared(self):
-    return (_rebuild, (type(self), self._args[:2], self._args[2]))
 
 
 # keywords a repr leaves out at these values

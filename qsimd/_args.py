@@ -63,13 +63,6 @@ def param_limit(shape) -> int:
     return max([1, math.prod(shape)] + list(shape))
 
 
-def check_size(a: np.ndarray, argname: str, limit) -> None:
-    # before any copy: a broadcast view of absurd size is refused, not materialised
-    if limit is not None and a.size > limit:
-        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
-                         f"({limit})")
-
-
 def float_input(value, argname: str, codes, ints_exact: bool,
                  limit=None) -> tuple[np.ndarray, int]:
     """x or scale: an array (NumPy's, a tensor, a buffer) or a NumPy scalar keeps its dtype,
@@ -95,7 +88,10 @@ def _of_codes(a, argname, codes, limit, expected, float_hint=False):
         hint = " (cast it to float32 first: qsimd never rounds it silently)" \
             if float_hint and a.dtype.kind == "f" and a.dtype.itemsize > 4 else ""
         raise TypeError(f"{argname} must {expected.format(names(codes))}, got {a.dtype}{hint}")
-    check_size(a, argname, limit)
+    # before any copy: a broadcast view of absurd size is refused, not materialised
+    if limit is not None and a.size > limit:
+        raise ValueError(f"{argname} has {a.size} elements, more than any layout of x can use "
+                         f"({limit})")
     return native(a), code
 
 

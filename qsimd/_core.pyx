@@ -98,16 +98,12 @@ cdef struct view:
 
 cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     cdef int i, nd = cnp.PyArray_NDIM(a)
-    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(a)
     if nd > 32:
         raise ValueError(f"arrays of rank {nd} are not supported (at most 32 dimensions)")
-    for i in range(nd):
-        s.dims[i] = dims[i]
-    s.t.data = cnp.PyArray_DATA(a)
-    s.t.dtype = dtype
+    _tensor(s, cnp.PyArray_DATA(a), dtype, 0, NULL, packed)
     s.t.ndim = nd
-    s.t.shape = s.dims
-    s.t.packed = packed
+    for i in range(nd):
+        s.dims[i] = cnp.PyArray_DIMS(a)[i]
     return 0
 
 
@@ -528,11 +524,12 @@ class _Refused(Exception):
     """A tensor qsimd will not read or write, for the message given (a ValueError)."""
 
 
-cdef _check_device(int kind, int index, str argname):
+cdef _check_device(int kind, int index, str argname, error=_Refused):
+    """error: what to raise (_Refused where the producer's own errors are caught too)."""
     if kind not in (QS_DL_CPU, QS_DL_CUDA_HOST, QS_DL_ROCM_HOST, QS_DL_CUDA_MANAGED):
         where = _DL_DEVICES.get(kind, f"DLPack device type {kind}")
-        raise _Refused(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
-                       f"copy it to host memory first (e.g. {argname}.cpu())")
+        raise error(f"{argname} is on {where} (device {index}): qsimd computes on the CPU; "
+                    f"copy it to host memory first (e.g. {argname}.cpu())")
 
 
 def _short(e):
@@ -611,10 +608,7 @@ def from_dlpack(object obj, str argname, bint out=False):
         flags = owner.versioned.flags
     else:
         t = &owner.legacy.dl_tensor
-    try:
-        _check_device(t.device.device_type, t.device.device_id, argname)
-    except _Refused as e:
-        raise ValueError(str(e)) from None
+    _check_device(t.device.device_type, t.device.device_id, argname, ValueError)
     key = (t.dtype.code, t.dtype.bits)
     dt = _dl_dtypes.get(key) if t.dtype.lanes == 1 else None
     if dt is None:
@@ -729,12 +723,6 @@ cdef inline int _param_array(param *p, cnp.ndarray a, int code) except -1:
     return 0
 
 
-cdef inline void _param_view(param *p, const view *v) noexcept:
-    _tensor(&p.s, v.data, v.code, v.nd, v.dims, 0)
-    p.lo = v.data
-    p.hi = v.data + v.nbytes
-
-
 cdef inline int _numpy_scalar(object o, param *p) noexcept:
     """Code of a NumPy / ml_dtypes scalar of exactly a qsimd type (value copied); else 0."""
     cdef int code
@@ -796,7 +784,9 @@ cdef int _array_param(object o, uint32_t allowed, int64_t limit, param *p) excep
     if code:
         if not _has(allowed, code) or a.size > limit:
             return 0
-        _param_view(p, &a)
+        _tensor(&p.s, a.data, code, a.nd, a.dims, 0)
+        p.lo = a.data
+        p.hi = a.data + a.nbytes
         return code
     code = _numpy_scalar(o, p)
     return code if _has(allowed, code) else 0
@@ -891,7 +881,8 @@ cdef inline bint _apart(char *lo, char *hi, const char *a, int64_t n) noexcept:
 cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo, char *xhi,
                     param *ps, param *pz, char **ydata):
     """out= when usable as it is (returned as given, even a tensor; else None: fall back), or
-    a new array of type `code`; *ydata is where the result goes."""
+    a new array of type `code`; *ydata is where the result goes. out= must not overlap x or
+    the parameters ps, pz (NULL: none)."""
     cdef cnp.npy_intp ndims[32]
     cdef view v
     cdef int i
@@ -907,7 +898,8 @@ cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo
     for i in range(nd):
         if v.dims[i] != dims[i]:
             return None
-    if not (_apart(xlo, xhi, v.data, v.nbytes) and _apart(ps.lo, ps.hi, v.data, v.nbytes) and
+    if not (_apart(xlo, xhi, v.data, v.nbytes) and
+            (ps == NULL or _apart(ps.lo, ps.hi, v.data, v.nbytes)) and
             (pz == NULL or _apart(pz.lo, pz.hi, v.data, v.nbytes))):
         return None   # aliasing: the general path goes through a temporary
     ydata[0] = v.data
@@ -1064,7 +1056,6 @@ def dynamic_quantize_fast(object x, object out=None):
     cdef cnp.ndarray s, z
     cdef view vx
     cdef shaped sx, sy
-    cdef param none
     cdef char *ydata = NULL
     cdef qsimd_error err
     cdef float scale = 0
@@ -1072,8 +1063,7 @@ def dynamic_quantize_fast(object x, object out=None):
     cdef int rc
     if _view(x, &vx, False) != 1:
         return None
-    none.lo = NULL   # no scale array to overlap
-    y = _result(out, vx.nd, vx.dims, 2, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+    y = _result(out, vx.nd, vx.dims, 2, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
@@ -1146,9 +1136,6 @@ cdef extern from *:
     void qs_enable_vcall(object t, Py_ssize_t offset)  # PyObject * in C
 
 
-cdef class Chain   # below: a prepared quantizer's preprocessing chain
-
-
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
     cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
@@ -1157,7 +1144,7 @@ cdef class _Prepared:
     cdef int64_t c_axis, c_block
     cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
     cdef object _scale_arr, _zp_arr, _slow
-    cdef Chain chain           # a preprocessing chain in front (None: none)
+    cdef qsimd_prepared *chain   # a preprocessing chain in front (C's; NULL: none)
     cdef int perm_len
     cdef int64_t perm[32]
 
@@ -1166,11 +1153,18 @@ cdef class _Prepared:
 
     def _setup(self, bint is_q, cnp.ndarray scale, int st, object zp, int zt, int yt,
                int64_t axis, int64_t block, int sat, int prec, bint packed, int nt,
-               object slow):
+               object slow, tuple chain=None):
         """scale / zp: private, C-contiguous, native arrays of codes st / zt (zp may be None;
         zt -1: a zero point whose type follows each x, so every call takes the general path);
         yt: the output code (0 for a dequantizer whose output follows the scale); slow: the
-        general path, called as slow(x, out)."""
+        general path, called as slow(x, out); chain: (kinds, float32 constants, pre_axis,
+        perm), a preprocessing chain in front that C prepares (and checks) now, calls running
+        through it with y permuted by perm."""
+        cdef int i, rc, n
+        cdef qsimd_pre_op ops[64]
+        cdef cnp.ndarray v
+        cdef qsimd_quantize_options opt
+        cdef qsimd_error err
         self.is_q = is_q
         self._scale_arr = scale
         self._zp_arr = zp
@@ -1190,58 +1184,88 @@ cdef class _Prepared:
         if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
             self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
-
-    def _set_chain(self, Chain chain, tuple perm):
-        """Calls run through chain (its C prepared object) with y permuted by perm."""
-        cdef int i
-        if len(perm) > 32 or sorted(perm) != list(range(len(perm))):
-            raise ValueError(f"perm must be a permutation of at most 32 axes, got {perm}")
-        self.chain = chain
+        qsimd_prepared_free(self.chain)   # __init__ called again: the old chain goes
+        self.chain = NULL
+        self.perm_len = 0
+        if chain is None:
+            return
+        kinds, values, pre_axis, perm = chain
+        n = len(kinds)
+        if n > 64:
+            raise ValueError(f"pre must have at most 64 operations, got {n}")
+        if len(perm) > 32:
+            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
+        for i in range(n):
+            v = <cnp.ndarray>values[i]
+            ops[i].kind = kinds[i]
+            ops[i].count = cnp.PyArray_SIZE(v)
+            ops[i].values = <const float *>cnp.PyArray_DATA(v)
         self.perm_len = len(perm)
         for i in range(self.perm_len):
             self.perm[i] = perm[i]
+        opt = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
+                                     num_threads=nt)
+        rc = qsimd_prepare_quantize_chain(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL, yt,
+                                          packed, &opt, ops, n, pre_axis, self.perm,
+                                          self.perm_len, &self.chain, &err)
+        if rc != QSIMD_OK:
+            raise_error(rc, &err)
+
+    def __dealloc__(self):
+        qsimd_prepared_free(self.chain)
 
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
+
+    def _run_chain(self, x, y):
+        """The general path's chain call, x and y in final form."""
+        return _chain_call(self, x, y, True)
 
     scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
     axis = property(lambda self: self._args[2]["axis"])
     block_size = property(lambda self: self._args[2]["block_size"])
-    output_dtype = property(lambda self: _api_mod()._code_dtype(self._args[2]["output_dtype"]))
+    output_dtype = property(lambda self: _ydtype[self._args[2]["output_dtype"]])
 
     def __reduce__(self):
-        return _api_mod()._reduce_prepared(self)
+        return (_api_mod()._rebuild, (type(self), self._args[:2], self._args[2]))
 
     def __repr__(self):
         return _api_mod()._repr_prepared(self)
 
 
-cdef object _chain_call(_Prepared self, object x, object out):
+cdef object _chain_call(_Prepared self, object x, object out, bint final=False):
     """A prepared quantizer with a chain, x and out in final form: the C prepared object's
-    run (which checks x's type); anything else, and any error, through the general path,
-    which reports it."""
+    run (which checks x's type). Anything else, and any error, through the general path,
+    which converts them and calls this again with final set: the C error is raised then
+    (None: x has rank > 32)."""
     cdef int xt, i
-    cdef view vx
-    cdef int64_t ydims[32]
+    cdef view vx, vy
+    cdef int64_t ybytes
     cdef char *ydata = NULL
     cdef shaped sx, sy
     cdef qsimd_error err
     cdef int rc
     xt = _view(x, &vx, False)
-    if self.pk or not xt or (self.perm_len and self.perm_len != vx.nd):
-        return self._slow(x, out)
+    if not xt or (self.perm_len and self.perm_len != vx.nd):
+        return None if final else self._slow(x, out)
+    vy.nd = vx.nd   # y's shape: x's permuted
     for i in range(vx.nd):
-        ydims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
-    y = _result(out, vx.nd, ydims, self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL,
-                &ydata)
+        vy.dims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
+    ybytes = (vx.size * _bits_of[self.yt] + 7) // 8   # packed: the bytes
+    y = _result(out, 1 if self.pk else vy.nd, &ybytes if self.pk else vy.dims,
+                2 if self.pk else self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL, &ydata)
     if y is None:
-        return self._slow(x, out)
+        return None if final else self._slow(x, out)
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
-    _tensor(&sy, ydata, self.yt, vx.nd, ydims, 0)
+    _tensor(&sy, ydata, self.yt, vy.nd, vy.dims, self.pk)
     with nogil:
-        rc = qsimd_prepared_run(self.chain.p, &sx.t, &sy.t, &err)
-    return y if rc == QSIMD_OK else self._slow(x, out)
+        rc = qsimd_prepared_run(self.chain, &sx.t, &sy.t, &err)
+    if rc != QSIMD_OK:
+        if not final:
+            return self._slow(x, out)
+        raise_error(rc, &err)
+    return _packed_result(y, self.yt, None, &vy) if self.pk else y
 
 
 cdef object _prepared_call(object obj, object x, object out):
@@ -1249,7 +1273,7 @@ cdef object _prepared_call(object obj, object x, object out):
     cdef int xt
     cdef int64_t a
     cdef view vx
-    if self.chain is not None:
+    if self.chain != NULL:
         return _chain_call(self, x, out)
     if self.zt < 0:
         return self._slow(x, out)
@@ -1278,9 +1302,9 @@ cdef class Quantizer(_Prepared):
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  saturate=True, precision=None, packed=False, num_threads=None, pre=None,
                  pre_axis=-1, perm=None):
-        from . import _api
-        _api._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
-                             saturate, precision, packed, num_threads, pre, pre_axis, perm)
+        _api_mod()._init_quantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                                   saturate, precision, packed, num_threads, pre, pre_axis,
+                                   perm)
 
     saturate = property(lambda self: self._args[2]["saturate"])
 
@@ -1297,9 +1321,8 @@ cdef class Dequantizer(_Prepared):
 
     def __init__(self, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
                  num_threads=None):
-        from . import _api
-        _api._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
-                               num_threads)
+        _api_mod()._init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype,
+                                     num_threads)
 
 
 from types import GenericAlias as _GenericAlias
@@ -1336,7 +1359,6 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     cdef int64_t sd[32]
     cdef view vx
     cdef shaped sx, sy, ss, sz
-    cdef param none
     cdef char *ydata = NULL
     cdef qsimd_dynamic_options opt
     cdef qsimd_error err
@@ -1356,8 +1378,7 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     for i in range(vx.nd):
         sd[i] = nb if i == a or a < 0 else vx.dims[i]
         sdims[i] = <cnp.npy_intp>sd[i]
-    none.lo = NULL
-    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+    y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     s = cnp.PyArray_EMPTY(vx.nd, sdims, cnp.NPY_FLOAT32, 0)
@@ -1405,48 +1426,6 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 
-cdef int _fq(bint bfp, const qsimd_tensor *x, const qsimd_tensor *y, const char *name,
-             const int64_t *v, int nt) except -1:
-    """qsimd_mx_quantize_dequantize (v: axis, block_size, rounding_mode) or
-    qsimd_bfp_quantize_dequantize (v: its int64 options in qsimd.h's order) of float32 x into
-    y of its shape (y may be x); the C core checks the rest."""
-    cdef qsimd_mx_options mo
-    cdef qsimd_bfp_options bo
-    cdef qsimd_error err
-    cdef int rc
-    if bfp:
-        bo = qsimd_bfp_options(bfp_method=name, axis=v[0], bit_width=v[1], block_size=v[2],
-                               rounding_mode=v[3], sub_block_size=v[4],
-                               sub_block_shift_bits=v[5],
-                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=nt)
-    else:
-        mo = qsimd_mx_options(element_dtype=name, axis=v[0], block_size=v[1],
-                              rounding_mode=v[2], num_threads=nt)
-    with nogil:
-        if bfp:
-            rc = qsimd_bfp_quantize_dequantize(x, y, &bo, &err)
-        else:
-            rc = qsimd_mx_quantize_dequantize(x, y, &mo, &err)
-    if rc != QSIMD_OK:
-        raise_error(rc, &err)
-    return 0
-
-
-def fake_quantize(bint bfp, cnp.ndarray x, cnp.ndarray y, const char *name, tuple ints,
-                  int num_threads):
-    """The general path of qsimd.quark's MX (bfp False) / BFP: native C-contiguous float32 x
-    and y of its shape, the attributes as Python ints."""
-    cdef shaped sx, sy
-    cdef int64_t v[7]
-    cdef int i
-    for i in range(len(ints)):
-        v[i] = ints[i]
-    fill(&sx, x, 1, 0)
-    fill(&sy, y, 1, 0)
-    _fq(bfp, &sx.t, &sy.t, name, v, num_threads)
-    return y
-
-
 cdef const char *_mx_name(object name):
     """A str's UTF-8 bytes without an embedded NUL, else NULL."""
     cdef Py_ssize_t size
@@ -1459,31 +1438,47 @@ cdef const char *_mx_name(object name):
 
 def fake_quantize_fast(bint bfp, object x, object name, tuple ints, object out,
                        object num_threads):
-    """qsimd.quark's MX / BFP for arguments in final form (float32 x, a str name, plain ints,
-    a fitting out= or x itself); None: take the general path, which makes the same C call
-    after converting."""
+    """qsimd.quark's MX (bfp False: v is axis, block_size, rounding_mode) / BFP (v: its int64
+    options in qsimd.h's order) for arguments in final form (float32 x, a str name, plain
+    ints, a fitting out= or x itself); None: take the general path, which converts them and
+    calls this again. The C core checks the rest."""
     cdef int64_t v[7]
-    cdef int i, th = _threads(num_threads)
+    cdef int i, rc, th = _threads(num_threads)
     cdef const char *cname = _mx_name(name)
     cdef view vx
-    cdef param none
     cdef shaped sx, sy
     cdef char *ydata = NULL
+    cdef qsimd_mx_options mo
+    cdef qsimd_bfp_options bo
+    cdef qsimd_error err
     if _view(x, &vx, False) != 1 or cname == NULL or th < 0:
         return None
     for i in range(len(ints)):
         if not _int64(ints[i], &v[i]):
             return None
-    none.lo = NULL
     if out is x and _view(out, &vx, True) == 1:   # in place, which the C API allows
         y, ydata = out, vx.data
     else:
-        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, &none, NULL, &ydata)
+        y = _result(out, vx.nd, vx.dims, 1, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, 1, vx.nd, vx.dims, 0)
     _tensor(&sy, ydata, 1, vx.nd, vx.dims, 0)
-    _fq(bfp, &sx.t, &sy.t, cname, v, th)
+    if bfp:
+        bo = qsimd_bfp_options(bfp_method=cname, axis=v[0], bit_width=v[1], block_size=v[2],
+                               rounding_mode=v[3], sub_block_size=v[4],
+                               sub_block_shift_bits=v[5],
+                               convert_to_bfloat_before_bfp=v[6] != 0, num_threads=th)
+    else:
+        mo = qsimd_mx_options(element_dtype=cname, axis=v[0], block_size=v[1],
+                              rounding_mode=v[2], num_threads=th)
+    with nogil:
+        if bfp:
+            rc = qsimd_bfp_quantize_dequantize(&sx.t, &sy.t, &bo, &err)
+        else:
+            rc = qsimd_mx_quantize_dequantize(&sx.t, &sy.t, &mo, &err)
+    if rc != QSIMD_OK:
+        raise_error(rc, &err)
     return y
 
 
@@ -1505,64 +1500,3 @@ def quantize_mx(cnp.ndarray x, cnp.ndarray elements, int element_code, cnp.ndarr
     if rc != QSIMD_OK:
         raise_error(rc, &err)
     return elements, scales
-
-
-cdef class Chain:
-    """A prepared QuantizeLinear with a preprocessing chain in front (C's
-    qsimd_prepare_quantize_chain); qsimd.Quantizer(pre=..., perm=...) owns one. Read-only
-    after construction: runs from many threads share it."""
-    cdef qsimd_prepared *p   # NULL until __init__ (the allocation zeroes it)
-
-    def __init__(self, cnp.ndarray scale, int st, object zp, int zt, int yt, bint packed,
-                  int64_t axis, int64_t block_size, int saturate, int precision,
-                  int num_threads, list kinds, list values, int64_t pre_axis, tuple perm):
-        cdef shaped ss, sz
-        cdef const qsimd_tensor *pz = NULL
-        cdef qsimd_quantize_options opt = qsimd_quantize_options(
-            axis=axis, block_size=block_size, saturate=saturate, precision=precision,
-            num_threads=num_threads)
-        cdef qsimd_error err
-        cdef qsimd_pre_op ops[64]
-        cdef int64_t cperm[32]
-        cdef int i, rc, n = len(kinds)
-        cdef cnp.ndarray v
-        if n > 64:
-            raise ValueError(f"pre must have at most 64 operations, got {n}")
-        if len(perm) > 32:
-            raise ValueError(f"perm must have at most 32 entries, got {len(perm)}")
-        fill(&ss, scale, st, 0)
-        if zp is not None:
-            fill(&sz, <cnp.ndarray>zp, zt, 0)
-            pz = &sz.t
-        for i in range(n):
-            v = <cnp.ndarray>values[i]
-            ops[i].kind = kinds[i]
-            ops[i].count = cnp.PyArray_SIZE(v)
-            ops[i].values = <const float *>cnp.PyArray_DATA(v)
-        for i in range(len(perm)):
-            cperm[i] = perm[i]
-        if self.p != NULL:
-            raise RuntimeError("Chain is initialised once")
-        rc = qsimd_prepare_quantize_chain(&ss.t, pz, yt, packed, &opt, ops, n, pre_axis,
-                                          cperm, len(perm), &self.p, &err)
-        if rc != QSIMD_OK:
-            raise_error(rc, &err)
-
-    def __dealloc__(self):
-        qsimd_prepared_free(self.p)
-
-    def run(self, cnp.ndarray x, int xt, cnp.ndarray y, int yt, bint packed, tuple yshape):
-        """y (C-contiguous, of the permuted shape, or the packed bytes) = the chain of x."""
-        cdef shaped sx, sy
-        cdef qsimd_error err
-        cdef int rc, i
-        fill(&sx, x, xt, 0)
-        fill(&sy, y, yt, packed)
-        sy.t.ndim = len(yshape)
-        for i in range(sy.t.ndim):
-            sy.dims[i] = yshape[i]
-        with nogil:
-            rc = qsimd_prepared_run(self.p, &sx.t, &sy.t, &err)
-        if rc != QSIMD_OK:
-            raise_error(rc, &err)
-        return y

@@ -112,12 +112,12 @@ _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 
 
-def _name(value) -> bytes:
-    """A name attribute for C: a str as UTF-8; anything else (or a str holding NUL) as its
-    repr, which no name matches, so that C reports it."""
-    if isinstance(value, str) and "\0" not in value:
-        return value.encode("utf-8", "backslashreplace")
-    return repr(value).replace("\0", "\\0").encode("utf-8", "backslashreplace")
+def _name(value) -> str:
+    """A name attribute for C: a str (lone surrogates escaped: C takes UTF-8); anything else
+    (or a str holding NUL) as its repr, which no name matches, so that C reports it."""
+    if not isinstance(value, str) or "\0" in value:
+        value = repr(value).replace("\0", "\\0")
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _int(value, name) -> int:
@@ -156,13 +156,16 @@ def _fake_quantize(bfp, x, name, ints, names, out, num_threads):
     """The general path: converts x and the attributes, allocates (or takes out=), then makes
     the C call in float32."""
     name = _name(name)
-    ints = tuple(_int(v, n) for v, n in zip(ints, names))
+    ints = tuple(int(_int(v, n)) for v, n in zip(ints, names))   # int(): not a bool
     xin = x
     x, half = _float_x(x)
-    threads = _args.threads(num_threads)
-    y, copy_to = _args.output(out, x.shape, _F16 if half else _F32, [xin])
+    threads = _args.threads(num_threads) or None
+    # x too: a tensor's ndarray view may overlap out, which the C call does not allow
+    y, copy_to = _args.output(out, x.shape, _F16 if half else _F32, [xin, x])
     y32 = _core.new_result(x.shape, _F32) if half else y
-    _core.fake_quantize(bfp, x, y32, name, ints, threads)
+    # in final form now: the fast path makes the C call
+    if _core.fake_quantize_fast(bfp, x, name, ints, y32, threads) is None:
+        _args.too_many_dims(x.ndim)
     if half:   # rounded to nearest even, as Quark's Cast: beyond float16's range is inf, no warning
         with np.errstate(over="ignore"):
             np.copyto(y, y32, casting="unsafe")
