@@ -366,12 +366,13 @@ static const size_t short_lay[][4] = {
     {2, 9, 1, 5}, {2, 100, 1, 32}, {2, 3, 1, 2}, {2, 20, 1, 8}, {2, 13, 1, 4}, {2, 70, 1, 24},
     {2, 300, 1, 40}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
     {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
-    /* the last N_LONG_LAY: rows longer than two of the driver's column tiles (QD_COLW),
-     * a partial last tile, rows of whole cache lines of float32 or not: per-axis along a
-     * last axis, blocks along an outer axis */
-    {1, 2500, 1, 0}, {3, 10, 1104, 4}, {1, 2064, 1, 0},
+    /* the last N_LONG_LAY, in long runs: rows longer than two of the driver's column tiles
+     * (QD_COLW), a partial last tile, rows of whole cache lines of float32 or not: per-axis
+     * along a last axis, blocks along an outer axis; per-axis along a short last axis over
+     * many of the driver's rows of lcm(D, chunk) */
+    {1, 14, 1, 0}, {1, 2500, 1, 0}, {3, 10, 1104, 4}, {1, 2064, 1, 0},
 };
-#define N_LONG_LAY 3
+#define N_LONG_LAY 4
 #define N_SHORT_LAY (sizeof short_lay / sizeof short_lay[0])
 /* Run r of a table's layout cases (R of them, then 2 N_LONG_LAY of long rows): its
  * short_lay pick (-1: a random layout) and the longest run. */

@@ -732,6 +732,23 @@ QD_INLINE void qd_tile_cols(const qd_op *o, const char *x, unsigned char *y, siz
     }
 }
 
+/* Quantizes `rows` rows of K >= QD_U elements that share the entries from e on: per chunk of
+ * the row (the last moved back to end at K), its entries loaded once and kept in registers
+ * down QD_RB rows at a time. */
+#define QD_RB 32
+QD_INLINE void qd_qrows(const qd_op *o, const char *x, unsigned char *y, size_t K, size_t rows,
+                        const float *const pp[3], const int32_t *zp, size_t e, unsigned need)
+{
+    size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
+    for (size_t r0 = 0; r0 < rows; r0 += QD_RB)
+        for (size_t k0 = 0; k0 < K; k0 += QD_U) {
+            size_t kk = k0 + QD_U > K ? K - QD_U : k0;
+            qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
+            for (size_t rr = r0; rr < rows && rr < r0 + QD_RB; rr++)
+                qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk), &pv);
+        }
+}
+
 /* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
 QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K, size_t step,
                        size_t wrap, size_t t, size_t rows, const void *P, unsigned need)
@@ -755,13 +772,7 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
                 yrow % 64 || sft % qd_per(o))
                 sft = 0;
             if (!o->dq) {
-                for (size_t k0 = 0; k0 < K; k0 += QD_U) {
-                    size_t kk = k0 + QD_U > K ? K - QD_U : k0;
-                    qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
-                    for (size_t rr = r; rr < r + n; rr++)
-                        qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk),
-                                 &pv);
-                }
+                qd_qrows(o, x + r * xrow, y + r * yrow, K, n, pp, zp, e, need);
                 continue;
             }
             for (size_t c0 = 0; c0 < K; c0 += QD_COLW)
@@ -824,7 +835,32 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
     /* (per-axis along a last axis shorter than QD_LONG: PER's chunks over consecutive
      * elements beat tiles, whose columns overlap and whose codes are staged: 1.9x -> 1.4x
      * per-tensor for rows of 14 on AVX2, 1.8x -> 1.55x for 56 on AVX-512) */
-    if (full && K >= QV_W && ovl && !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
+    if (QD_LONG_ROWS && full && !o->dq && ovl && QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) &&
+        K < QD_LONG) {
+        /* Quantizing per-axis along a last axis of K < QD_LONG: rows of kv = lcm(K, QD_U)
+         * elements all have the same entries (the period's, expanded), so they go as long
+         * rows whose chunks keep their entries in registers (qd_qrows) */
+        size_t kv = qd_lcm(K, QD_U), r0 = (K - QD_P(o, P, pos) % K) % K;
+        size_t rows = r0 < n ? (n - r0) / kv : 0;
+        if (kv <= QD_EXPN && rows >= 2 && (per == 1 || (QD_P(o, P, phase) + r0) % per == 0)) {
+            union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
+            int32_t xz[QD_EXPN];
+            const float *sp = QD_P(o, P, scale), *rp = QD_RS(o, P), *fp = QD_P(o, P, zpf);
+            const int32_t *zp = QD_P(o, P, zp);
+            for (size_t t = 0, k = 0; t < kv; t++, k = k + 1 < K ? k + 1 : 0) {
+                size_t en = k - QD_P(o, P, ebase);   /* entry j % K of the row's j = t */
+                xp.a.s[t] = sp[en];
+                xp.a.r[t] = rp ? rp[en] : 1.0f;
+                xp.a.f[t] = fp ? fp[en] : 0.0f;
+                xz[t] = zp ? zp[en] : 0;
+            }
+            const float *const xpp[3] = {xp.a.s, xp.a.r, xp.a.f};
+            qd_qrows(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), kv, rows, xpp, xz, 0, need);
+            hi[0] = r0;
+            lo[1] = r0 + rows * kv;
+        }
+    } else if (full && K >= QV_W && ovl &&
+               !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
         /* the first row that starts in the run, and its rows */
         size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
         if (rows >= 2 && (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
