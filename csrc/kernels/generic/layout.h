@@ -159,9 +159,17 @@ static int qd_per_init(qd_src *c, size_t j)
     if (pw + QD_U <= QD_EXPN) P = pw;
     if (P + QD_U > QD_EXPN) return 0;
     e0 = qk_entry(c->blk, j, c->row, c->erow, c->kdim, c->ebase, 0, &len);
-    for (size_t t = 0; t < P; t++)
-        qd_put(c, (j + t) % P, j + t < c->jend ? qk_entry(c->blk, j + t, c->row, c->erow,
-                                                          c->kdim, c->ebase, 0, &len) : e0);
+    /* (slots and entries by counters: a division per position cost more than the run) */
+    size_t slot = j % P, kd = c->kdim, ke = j % kd;
+    for (size_t t = 0; t < P; t += len) {
+        size_t e = kd > 1 ? ke - c->ebase : qk_entry(c->blk, j + t, c->row, c->erow, 1,
+                                                     c->ebase, 0, &len);
+        if (kd > 1) len = 1, ke = ke + 1 < kd ? ke + 1 : 0;
+        for (size_t l = 0; l < len && t + l < P; l++) {
+            qd_put(c, slot, j + t + l < c->jend ? e : e0);
+            slot = slot + 1 < P ? slot + 1 : 0;
+        }
+    }
     for (k = P; k < P + QD_U; k++) {
         c->u.x.s[k] = c->u.x.s[k - P]; c->u.x.r[k] = c->u.x.r[k - P];
         c->u.x.f[k] = c->u.x.f[k - P]; c->u.x.z[k] = c->u.x.z[k - P];
