@@ -384,6 +384,17 @@ QD_INLINE int qd_block_run(const qd_src *c)
            (c->row == 0 || (c->row % c->blk == 0 && c->erow == c->row / c->blk));
 }
 
+/* nb bytes of an L1 buffer to y: its whole cache lines streamed, the partial ones at either
+ * end stored (y need not be aligned: blocks on chunks keep the input's alignment). */
+QD_INLINE void qd_flush(unsigned char *y, const unsigned char *src, size_t nb)
+{
+    size_t h = (64 - ((uintptr_t)y & 63)) & 63, b;
+    if (h > nb) h = nb;
+    memcpy(y, src, h);
+    for (b = h; b + 64 <= nb; b += 64) qv_stream64(y + b, src + b);
+    memcpy(y + b, src + b, nb - b);
+}
+
 /* Blocks of one or two vectors whose entries follow one another, from a block's start: each
  * vector's entry broadcast from memory (a load, no shuffle), e + v / (blk / QV_W). */
 QD_INLINE int qd_vec_run(const qd_src *c)
@@ -549,12 +560,21 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
     if (fast && qd_block_run(c)) {
         const float *sp = c->s, *rp = c->r, *fp = c->f;
         const int32_t *zp = c->z;
-        size_t e = c->sg.e - c->ebase, stop = c->sg.segend - c->j, j0 = c->j;
+        size_t e = c->sg.e - c->ebase, stop = c->sg.segend - c->j, j0 = c->j, ib = 0;
+        /* too large for the caches: through the L1 buffer and streamed, as per-tensor */
+        int nt = stream && ovl && m >= QD_NT_MIN;
         for (; i < m; e++, stop += c->blk) {
             qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, 0, need);
-            for (stop = stop < m ? stop : m; i < stop; i += QD_U)
-                qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
+            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
+                qd_chunk(o, x + qd_xo(o, i), nt ? buf.b + qd_yo(o, i - ib) : y + qd_yo(o, i),
+                         &pv);
+                if (nt && i + QD_U - ib == QD_NT) {
+                    qd_flush(y + qd_yo(o, ib), buf.b, qd_yo(o, QD_NT));
+                    ib = i + QD_U;
+                }
+            }
         }
+        if (nt) memcpy(y + qd_yo(o, ib), buf.b, qd_yo(o, i - ib));
         if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
         else c->j = j0 + i;
     } else if (fast && qd_vec_run(c) && m) {
@@ -628,7 +648,8 @@ QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, siz
 {
     size_t t = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
     if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 && t && t % qd_per(o) == 0 &&
-        mt >= 4 * QD_U && (c->mode == QD_SEG || c->mode == QD_KROW || c->mode == QD_PER)) {
+        mt >= 4 * QD_U && ((c->mode == QD_SEG && !c->sega) || c->mode == QD_KROW ||
+                           c->mode == QD_PER)) {   /* (blocks on chunks stay so: block runs) */
         qd_pv pv = qd_src_next(c, need, 0);
         qd_chunk(o, x, y, &pv);
         qd_src_seek(c, c->j - QD_U + t);
