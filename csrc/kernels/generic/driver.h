@@ -647,9 +647,10 @@ QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, siz
                             qd_src *c, unsigned need, int stream)
 {
     size_t t = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
-    if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 && t && t % qd_per(o) == 0 &&
-        mt >= 4 * QD_U && ((c->mode == QD_SEG && !c->sega) || c->mode == QD_KROW ||
-                           c->mode == QD_PER)) {   /* (blocks on chunks stay so: block runs) */
+    if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 && t &&
+        t % qd_per(o) == 0 && mt >= 4 * QD_U &&
+        ((c->mode == QD_SEG && !c->sega) || c->mode == QD_KROW || c->mode == QD_PER)) {
+        /* (blocks on chunks stay so: their block runs) */
         qd_pv pv = qd_src_next(c, need, 0);
         qd_chunk(o, x, y, &pv);
         qd_src_seek(c, c->j - QD_U + t);
@@ -660,9 +661,10 @@ QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, siz
     return t + qd_body(o, x + qd_xo(o, t), y + qd_yo(o, t), mt - t, ovl, c, need, stream);
 }
 
-/* Rows of at least QD_LONG elements whose entries vary along the row go one row at a time:
- * chunks straight into y with their entries loaded per vector (the last chunk moved back to
- * end at K), cheaper than a tile's staging once a row holds several chunks. */
+/* Rows whose entries vary along the row skip a tile's staging once they are long enough
+ * (QD_LONG when dequantizing, a chunk when quantizing): chunks straight into y (the last
+ * one moved back to end at K), entries in registers down the rows (qd_qrows) or per row
+ * from L1 in column tiles of QD_COLW (dequantizing). */
 #define QD_LONG (4 * QD_U)
 #define QD_COLW 1024   /* (a multiple of every QD_U: 12 KB of scales, reciprocals, zero points) */
 #ifndef QD_LONG_ROWS   /* a vector layer may leave them out (code size) */
@@ -779,14 +781,13 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
     const int32_t *zp = QD_P(o, P, zp);
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
-        /* (quantizing, rows of one chunk or more: a chunk's entries in registers down the
-         * rows beat tiles, e.g. rows of 196 on AVX-512 1.6x -> 1.45x per-tensor) */
         if (QD_LONG_ROWS && !step && K >= (o->dq ? QD_LONG : QD_U)) {
             /* Quantizing: a chunk's entries loaded once, in registers, for every row (a
              * column of chunks down the rows: 1x64x56x56 blocked along channels 2.3x -> 1.5x
-             * per-tensor on AVX-512). Dequantizing, whose float32 stores fare worse across
-             * rows: columns of QD_COLW at a time over the rows, their entries in L1, results
-             * from a cache line on (qd_body_al), after a chunk over [0, sft). */
+             * per-tensor on AVX-512; rows of 196 1.6x -> 1.45x, beating tiles). Dequantizing,
+             * whose float32 stores fare worse across rows: columns of QD_COLW at a time over
+             * the rows, their entries in L1, results from a cache line on (qd_body_al), after
+             * a chunk over [0, sft). */
             size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
             size_t sft = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
             if (!QD_ALIGN_STORES || !o->dq || o->ok != QK_O_F32 || (uintptr_t)y % 4 ||
@@ -853,9 +854,10 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
                           o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
     size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
-    /* (per-axis along a last axis shorter than QD_LONG: PER's chunks over consecutive
-     * elements beat tiles, whose columns overlap and whose codes are staged: 1.9x -> 1.4x
-     * per-tensor for rows of 14 on AVX2, 1.8x -> 1.55x for 56 on AVX-512) */
+    /* Per-axis along a last axis shorter than QD_LONG never takes tiles, whose columns
+     * overlap and whose codes are staged: quantized as the rows below, else by PER's chunks
+     * over consecutive elements (1.9x -> 1.4x per-tensor for rows of 14 on AVX2, 1.8x ->
+     * 1.55x for 56 on AVX-512, against tiles). */
     if (QD_LONG_ROWS && full && !o->dq && ovl && QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) &&
         K < QD_LONG) {
         /* Quantizing per-axis along a last axis of K < QD_LONG: rows of kv = lcm(K, QD_U)
