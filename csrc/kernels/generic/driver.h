@@ -649,8 +649,8 @@ QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, siz
     size_t t = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
     if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 && t &&
         t % qd_per(o) == 0 && mt >= 4 * QD_U &&
-        ((c->mode == QD_SEG && !c->sega) || c->mode == QD_KROW || c->mode == QD_PER)) {
-        /* (blocks on chunks stay so: their block runs) */
+        (c->mode == QD_SEG || c->mode == QD_KROW || c->mode == QD_PER) &&
+        !(qd_op_blocks(o) && qd_block_run(c))) {   /* (block runs keep blocks on chunks) */
         qd_pv pv = qd_src_next(c, need, 0);
         qd_chunk(o, x, y, &pv);
         qd_src_seek(c, c->j - QD_U + t);
