@@ -661,10 +661,10 @@ QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, siz
     return t + qd_body(o, x + qd_xo(o, t), y + qd_yo(o, t), mt - t, ovl, c, need, stream);
 }
 
-/* Rows whose entries vary along the row skip a tile's staging once they are long enough
- * (QD_LONG when dequantizing, a chunk when quantizing): chunks straight into y (the last
- * one moved back to end at K), entries in registers down the rows (qd_qrows) or per row
- * from L1 in column tiles of QD_COLW (dequantizing). */
+/* Rows whose entries vary along the row skip a tile's staging once they hold a chunk:
+ * chunks straight into y (the last one moved back to end at K), entries in registers down
+ * the rows (qd_qrows) or, dequantizing rows of QD_LONG or more, per row from L1 in column
+ * tiles of QD_COLW. */
 #define QD_LONG (4 * QD_U)
 #define QD_COLW 1024   /* (a multiple of every QD_U: 12 KB of scales, reciprocals, zero points) */
 #ifndef QD_LONG_ROWS   /* a vector layer may leave them out (code size) */
@@ -755,7 +755,7 @@ QD_INLINE void qd_tile_cols(const qd_op *o, const char *x, unsigned char *y, siz
     }
 }
 
-/* Quantizes `rows` rows of K >= QD_U elements that share the entries from e on: per chunk of
+/* `rows` rows of K >= QD_U elements that share the entries from e on: per chunk of
  * the row (the last moved back to end at K), its entries loaded once and kept in registers
  * down QD_RB rows at a time. */
 #define QD_RB 32
@@ -781,19 +781,20 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
     const int32_t *zp = QD_P(o, P, zp);
     for (size_t r = 0; r < rows; r += n) {
         n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
-        if (QD_LONG_ROWS && !step && K >= (o->dq ? QD_LONG : QD_U)) {
-            /* Quantizing: a chunk's entries loaded once, in registers, for every row (a
-             * column of chunks down the rows: 1x64x56x56 blocked along channels 2.3x -> 1.5x
-             * per-tensor on AVX-512; rows of 196 1.6x -> 1.45x, beating tiles). Dequantizing,
-             * whose float32 stores fare worse across rows: columns of QD_COLW at a time over
-             * the rows, their entries in L1, results from a cache line on (qd_body_al), after
-             * a chunk over [0, sft). */
+        if (QD_LONG_ROWS && !step && K >= QD_U) {
+            /* Quantizing, and dequantizing rows under QD_LONG: a chunk's entries loaded
+             * once, in registers, for every row (a column of chunks down the rows:
+             * 1x64x56x56 blocked along channels 2.3x -> 1.5x per-tensor on AVX-512; rows of
+             * 196 1.6x -> 1.45x, of 49 dequantized 2.0x -> 1.7x on AVX2, beating tiles).
+             * Dequantizing long rows, whose float32 stores fare worse across rows: columns of
+             * QD_COLW at a time over the rows, their entries in L1, results from a cache line
+             * on (qd_body_al), after a chunk over [0, sft). */
             size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
             size_t sft = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
             if (!QD_ALIGN_STORES || !o->dq || o->ok != QK_O_F32 || (uintptr_t)y % 4 ||
                 yrow % 64 || sft % qd_per(o))
                 sft = 0;
-            if (!o->dq) {
+            if (!o->dq || K < QD_LONG) {
                 qd_qrows(o, x + r * xrow, y + r * yrow, K, n, pp, zp, e, need);
                 continue;
             }
