@@ -250,6 +250,7 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
                         size_t ebase, size_t j, size_t m)
 {
     size_t len, tail;
+    c->sega = 0;   /* (only qd_src_seek sets it, which WIN's start skips; qd_body reads it) */
     c->blk = blk ? blk : 1;
     c->row = row;
     c->erow = erow;
