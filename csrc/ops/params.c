@@ -229,14 +229,27 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->count = m;
 }
 
-/* Bytes per entry of the arrays convert_into writes for src (layout of carve). */
+/* Which arrays convert_into writes for src: 8-byte scales and zero points, converted float32
+ * scales, int32 / float zero points, reciprocals. */
+typedef struct forms { int f64, z64, conv, z, zf, rs; } forms;
+
+static forms forms_of(const qs_psrc *src)
+{
+    forms f;
+    f.f64 = (src->need & QS_NEED_SCALE64) != 0;
+    f.conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f.f64;
+    f.z = src->zp != NULL;
+    f.z64 = f.z && (src->need & QS_NEED_ZP64);
+    f.zf = f.z && (src->need & QS_NEED_ZPF);
+    f.rs = (src->need & QS_NEED_RSCALE) != 0;
+    return f;
+}
+
+/* Bytes per entry of those arrays (laid out by carve_convert). */
 static size_t entry_bytes(const qs_psrc *src)
 {
-    int f64 = (src->need & QS_NEED_SCALE64) != 0;
-    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
-    int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
-    int zf = z && (src->need & QS_NEED_ZPF), rs = (src->need & QS_NEED_RSCALE) != 0;
-    return (size_t)(f64 + z64) * 8 + (size_t)(conv + z + zf + rs) * 4;
+    forms f = forms_of(src);
+    return (size_t)(f.f64 + f.z64) * 8 + (size_t)(f.conv + f.z + f.zf + f.rs) * 4;
 }
 
 size_t qs_params_room(const qs_psrc *src)
@@ -249,10 +262,8 @@ size_t qs_params_room(const qs_psrc *src)
  * arrays first, each array only when it will be written. */
 static void carve_convert(const qs_psrc *src, size_t e0, size_t na, char *m, qs_params *pp)
 {
-    int f64 = (src->need & QS_NEED_SCALE64) != 0;
-    int conv = src->scale->dtype != QSIMD_FLOAT || src->qk != QK_Q_F32 || f64;
-    int z = src->zp != NULL, z64 = z && (src->need & QS_NEED_ZP64);
-    int zf = z && (src->need & QS_NEED_ZPF), rs = (src->need & QS_NEED_RSCALE) != 0;
+    forms fo = forms_of(src);
+    int f64 = fo.f64, z64 = fo.z64, conv = fo.conv, z = fo.z, zf = fo.zf, rs = fo.rs;
     double *f64b = f64 ? (double *)m : NULL;
     int64_t *z64b = z64 ? (int64_t *)(m + (size_t)f64 * 8 * na) : NULL;
     char *m4 = m ? m + (size_t)(f64 + z64) * 8 * na : NULL;   /* NULL + 0 is undefined */
