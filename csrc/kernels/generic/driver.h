@@ -536,7 +536,12 @@ QD_INLINE int qd_op_blocks(const qd_op *o)
  * [0, t0) (rewritten by those after) so that [t0, nt1) is streamed from a cache line. Float32
  * results of a single entry start their stores on a cache line (after chunks over [0, t0)):
  * numpy's arrays are 16-byte aligned, and a store split over two cache lines costs half as
- * much again on some cores. */
+ * much again on some cores. Those of entries that vary (segments, rows of entries, periods)
+ * do too, after one chunk over [0, QD_U) by the general path (per-axis 1x64x56x56 from
+ * uint8: 52 -> 31 us on AVX-512). */
+#ifndef QD_ALIGN_STORES   /* a vector layer may leave the second out (code size) */
+#define QD_ALIGN_STORES 1
+#endif
 QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t mt, int ovl,
                          qd_src *c, unsigned need, int stream)
 {
@@ -555,6 +560,14 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         }
         if (stream && mt - t0 >= QD_NT_MIN && (uintptr_t)(y + qd_yo(o, t0)) % 64 == 0)
             nt1 = t0 + (mt - t0) / QD_NT * QD_NT;
+    } else if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 &&
+               mt >= 4 * QD_U &&
+               (c->mode == QD_SEG || c->mode == QD_KROW || c->mode == QD_PER) &&
+               !(fast && qd_block_run(c))) {   /* (block runs keep blocks on chunks) */
+        /* entries that vary: one chunk over [0, QD_U) by the general path, then from t0 */
+        t0 = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
+        if (t0 % qd_per(o)) t0 = 0;
+        m = t0 + (mt - t0) / QD_U * QD_U;   /* (whole chunks from t0) */
     }
     /* whole chunks to m, then the general loop's last chunk */
     if (fast && qd_block_run(c)) {
@@ -577,7 +590,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         if (nt) memcpy(y + qd_yo(o, ib), buf.b, qd_yo(o, i - ib));
         if (i < mt) qd_src_seek(c, j0 + i);   /* (not past the run: its entries end there) */
         else c->j = j0 + i;
-    } else if (fast && qd_vec_run(c) && m) {
+    } else if (fast && qd_vec_run(c) && m && !t0) {
         const qd_src cv = *c;   /* (a copy the stores to y cannot alias) */
         unsigned sh = c->blk == QV_W ? 0u : 1u;
         size_t e = c->j / c->blk - c->ebase, j0 = c->j;
@@ -592,7 +605,8 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         size_t lim = fin || uni ? mt : m, i0 = i, end;
         int tobuf = !pre && i < nt1;
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
-        end = i + (pre ? (t0 + QD_U - 1) / QD_U * QD_U : tobuf ? QD_NT : qd_stretch(c, i, lim));
+        end = i + (pre ? (uni ? (t0 + QD_U - 1) / QD_U * QD_U : 0)
+                       : tobuf ? QD_NT : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
             unsigned char *d = tobuf ? buf.b : y + qd_yo(o, i);
             /* with segments on chunk boundaries, one inner loop per segment, its entry in
@@ -623,43 +637,26 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                 qd_pv pv = qd_src_next(c, need, fast);
                 qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
                 i += QD_U;
-            } while (fast && c->mode >= QD_KROW && lim - i >= QD_U);
+            } while (fast && !pre && c->mode >= QD_KROW && lim - i >= QD_U);
         }
-        if (pre) { pre = 0; i = t0; continue; }
+        if (pre) {
+            pre = 0;
+            if (!uni) {
+                qd_src_seek(c, c->j - i + t0);
+                sega = c->sega;   /* (segments against the chunks from t0) */
+            }
+            i = t0;
+            continue;
+        }
         if (tobuf || lim - i >= QD_U) continue;
         if (fin || !ovl || i == mt) return i;
         fin = 1;   /* once more, for the last chunk (directly: it may overlap the streamed) */
         nt1 = 0;
-        if (!uni) qd_src_seek(c, c->j - m + mt - QD_U);
+        if (!uni) qd_src_seek(c, c->j - i + mt - QD_U);
         i = mt - QD_U;
     }
 }
 
-
-/* Float32 results whose entries vary (segments, rows of entries, periods) start their
- * stores on a cache line too: one chunk over [0, t) by the general path, then the body from
- * t, where y is 64-byte aligned (a store split over two lines costs half as much again, more
- * when the results stay in cache: per-axis 1x64x56x56 from uint8, 52 -> 31 us on AVX-512). */
-#ifndef QD_ALIGN_STORES   /* a vector layer may leave it out (code size) */
-#define QD_ALIGN_STORES 1
-#endif
-QD_INLINE size_t qd_body_al(const qd_op *o, const char *x, unsigned char *y, size_t mt, int ovl,
-                            qd_src *c, unsigned need, int stream)
-{
-    size_t t = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
-    if (QD_ALIGN_STORES && o->dq && o->ok == QK_O_F32 && ovl && (uintptr_t)y % 4 == 0 && t &&
-        t % qd_per(o) == 0 && mt >= 4 * QD_U &&
-        (c->mode == QD_SEG || c->mode == QD_KROW || c->mode == QD_PER) &&
-        !(qd_op_blocks(o) && qd_block_run(c))) {   /* (block runs keep blocks on chunks) */
-        qd_pv pv = qd_src_next(c, need, 0);
-        qd_chunk(o, x, y, &pv);
-        qd_src_seek(c, c->j - QD_U + t);
-    } else {
-        t = 0;
-    }
-    /* (one call: one inlined copy of the body) */
-    return t + qd_body(o, x + qd_xo(o, t), y + qd_yo(o, t), mt - t, ovl, c, need, stream);
-}
 
 /* Rows whose entries vary along the row skip a tile's staging once they hold a chunk:
  * chunks straight into y (the last one moved back to end at K), entries in registers down
@@ -772,15 +769,16 @@ QD_INLINE void qd_qrows(const qd_op *o, const char *x, unsigned char *y, size_t 
         }
 }
 
-/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
-QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K, size_t step,
-                       size_t wrap, size_t t, size_t rows, const void *P, unsigned need)
+/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of
+ * K = lay[3]); pp, zp: the entries (scale, reciprocal, float zero point; int32 zero point),
+ * ebase: the index of their first. */
+QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, const size_t lay[4],
+                       size_t step, size_t wrap, size_t t, size_t rows, size_t ebase,
+                       const float *const pp[3], const int32_t *zp, unsigned need)
 {
-    size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K}, e = 0, n;
-    const float *pp[3] = {QD_P(o, P, scale), QD_RS(o, P), QD_P(o, P, zpf)};
-    const int32_t *zp = QD_P(o, P, zp);
+    size_t K = lay[3], e = 0, n;
     for (size_t r = 0; r < rows; r += n) {
-        n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, ebase, t + r, rows - r, &e);
         if (QD_LONG_ROWS && !step && K >= QD_U) {
             /* Quantizing, and dequantizing rows under QD_LONG: a chunk's entries loaded
              * once, in registers, for every row (a column of chunks down the rows:
@@ -788,7 +786,7 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
              * 196 1.6x -> 1.45x, of 49 dequantized 2.0x -> 1.7x on AVX2, beating tiles).
              * Dequantizing long rows, whose float32 stores fare worse across rows: columns of
              * QD_COLW at a time over the rows, their entries in L1, results from a cache line
-             * on (qd_body_al), after a chunk over [0, sft). */
+             * on (as qd_body's), after a chunk over [0, sft). */
             size_t xrow = qd_xo(o, K), yrow = qd_yo(o, K);
             size_t sft = ((64 - ((uintptr_t)y & 63)) & 63) / 4;
             if (!QD_ALIGN_STORES || !o->dq || o->ok != QK_O_F32 || (uintptr_t)y % 4 ||
@@ -814,7 +812,7 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
             if (step) {
-                qd_tile_rowent(t, ro, step, wrap, QD_P(o, P, ebase), er);
+                qd_tile_rowent(t, ro, step, wrap, ebase, er);
                 qd_pv rpv = qd_row_pv(pp[0], pp[1], pp[2], zp, er, need);
                 qd_tile_cols(o, x, y, K, ro, &rpv, pp, zp, e, need);
             } else {
@@ -838,8 +836,8 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
         qd_src c;
         c.s = QD_P(o, P, scale); c.r = QD_RS(o, P); c.f = QD_P(o, P, zpf); c.z = QD_P(o, P, zp);
         qd_src_init(&c, QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), QD_P(o, P, ebase), QD_P(o, P, pos) + a, mt);
-        done = qd_body_al(o, x + qd_xat(o, P, a), y + qd_yat(o, P, a), mt, ovl, &c, need,
-                          QD_STREAM(o, P));
+        done = qd_body(o, x + qd_xat(o, P, a), y + qd_yat(o, P, a), mt, ovl, &c, need,
+                       QD_STREAM(o, P));
     }
     QD_SCALAR(o, x, y, a + done, b, P);
 }
@@ -855,44 +853,45 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
                           o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
     size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
+    size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K};
+    size_t ebase = QD_P(o, P, ebase), t = 0, r0 = 0, rows = 0;
+    const float *pp[3] = {QD_P(o, P, scale), QD_RS(o, P), QD_P(o, P, zpf)};
+    const int32_t *zp = QD_P(o, P, zp);
+    union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
+    int32_t xz[QD_EXPN];
     /* Per-axis along a last axis shorter than QD_LONG never takes tiles, whose columns
      * overlap and whose codes are staged: quantized as the rows below, else by PER's chunks
      * over consecutive elements (1.9x -> 1.4x per-tensor for rows of 14 on AVX2, 1.8x ->
      * 1.55x for 56 on AVX-512, against tiles). */
-    if (QD_LONG_ROWS && full && !o->dq && ovl && QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) &&
-        K < QD_LONG) {
+    int vrows = QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG;
+    if (QD_LONG_ROWS && full && !o->dq && ovl && vrows && qd_lcm(K, QD_U) <= QD_EXPN) {
         /* Quantizing per-axis along a last axis of K < QD_LONG: rows of kv = lcm(K, QD_U)
-         * elements all have the same entries (the period's, expanded), so they go as long
-         * rows whose chunks keep their entries in registers (qd_qrows) */
-        size_t kv = qd_lcm(K, QD_U), r0 = (K - QD_P(o, P, pos) % K) % K;
-        size_t rows = r0 < n ? (n - r0) / kv : 0;
-        if (kv <= QD_EXPN && rows >= 2 && (per == 1 || (QD_P(o, P, phase) + r0) % per == 0)) {
-            union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
-            int32_t xz[QD_EXPN];
-            const float *sp = QD_P(o, P, scale), *rp = QD_RS(o, P), *fp = QD_P(o, P, zpf);
-            const int32_t *zp = QD_P(o, P, zp);
-            for (size_t t = 0, k = 0; t < kv; t++, k = k + 1 < K ? k + 1 : 0) {
-                size_t en = k - QD_P(o, P, ebase);   /* entry j % K of the row's j = t */
-                xp.a.s[t] = sp[en];
-                xp.a.r[t] = rp ? rp[en] : 1.0f;
-                xp.a.f[t] = fp ? fp[en] : 0.0f;
-                xz[t] = zp ? zp[en] : 0;
-            }
-            const float *const xpp[3] = {xp.a.s, xp.a.r, xp.a.f};
-            qd_qrows(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), kv, rows, xpp, xz, 0, need);
-            hi[0] = r0;
-            lo[1] = r0 + rows * kv;
+         * elements all have the same entries (the period's, expanded), so they go as one
+         * group of long rows whose chunks keep their entries in registers (qd_qrows) */
+        size_t kv = qd_lcm(K, QD_U);
+        r0 = (K - QD_P(o, P, pos) % K) % K;
+        rows = r0 < n ? (n - r0) / kv : 0;
+        for (size_t j = 0, k = 0; j < kv && rows >= 2; j++, k = k + 1 < K ? k + 1 : 0) {
+            size_t en = k - ebase;   /* entry j % K of the row's j */
+            xp.a.s[j] = pp[0][en];
+            xp.a.r[j] = pp[1] ? pp[1][en] : 1.0f;
+            xp.a.f[j] = pp[2] ? pp[2][en] : 0.0f;
+            xz[j] = zp ? zp[en] : 0;
         }
-    } else if (full && K >= QV_W && ovl &&
-               !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
+        pp[0] = xp.a.s; pp[1] = xp.a.r; pp[2] = xp.a.f; zp = xz;
+        /* one group: blocks of the whole run's rows, from entry 0 */
+        lay[0] = rows * kv; lay[1] = lay[2] = ebase = 0; lay[3] = kv;
+    } else if (full && K >= QV_W && ovl && !vrows) {
         /* the first row that starts in the run, and its rows */
-        size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
-        if (rows >= 2 && (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
-            qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), K, step, wrap,
-                    (QD_P(o, P, pos) + r0) / K, rows, P, need);
-            hi[0] = r0;
-            lo[1] = r0 + rows * K;
-        }
+        r0 = (K - QD_P(o, P, pos) % K) % K;
+        rows = r0 < n ? (n - r0) / K : 0;
+        t = (QD_P(o, P, pos) + r0) / K;
+    }
+    if (rows >= 2 && lay[3] % per == 0 && (QD_P(o, P, phase) + r0) % per == 0) {
+        qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), lay, step, wrap, t, rows, ebase,
+                pp, zp, need);
+        hi[0] = r0;
+        lo[1] = r0 + rows * lay[3];
     }
     for (int h = 0; h < 2; h++)   /* (one call site: one inlined copy) */
         if (hi[h] > lo[h]) qd_piece(o, x, y, lo[h], hi[h], ovl, P, need);
