@@ -369,10 +369,10 @@ static const size_t short_lay[][4] = {
     /* the last N_LONG_LAY, in long runs: rows longer than two of the driver's column tiles
      * (QD_COLW), a partial last tile, rows of whole cache lines of float32 or not: per-axis
      * along a last axis, blocks along an outer axis; per-axis along a short last axis over
-     * many of the driver's rows of lcm(D, chunk) */
-    {1, 14, 1, 0}, {1, 2500, 1, 0}, {3, 10, 1104, 4}, {1, 2064, 1, 0},
+     * many of the driver's rows of lcm(D, chunk); a last tile shorter than a chunk */
+    {1, 14, 1, 0}, {1, 2500, 1, 0}, {3, 10, 1104, 4}, {1, 2064, 1, 0}, {3, 6, 1030, 3},
 };
-#define N_LONG_LAY 4
+#define N_LONG_LAY 5
 #define N_SHORT_LAY (sizeof short_lay / sizeof short_lay[0])
 /* Run r of a table's layout cases (R of them, then 2 N_LONG_LAY of long rows): its
  * short_lay pick (-1: a random layout) and the longest run. */
