@@ -61,11 +61,11 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (scale->dtype != QSIMD_FLOAT && scale->dtype != QSIMD_FLOAT16 &&
         scale->dtype != QSIMD_BFLOAT16 && scale->dtype != QSIMD_FLOAT8E8M0)
         return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
-                       "float8e8m0, got %s", qs_dtype_name(scale->dtype));
+                       "float8_e8m0fnu, got %s", qs_dtype_name(scale->dtype));
     int ok = out_kind(y->dtype);
     if (ok < 0)
         return qs_fail(err, QSIMD_ERR_TYPE, "output type must be float32, float16, bfloat16 "
-                       "or float8e8m0, got %s", qs_dtype_name(y->dtype));
+                       "or float8_e8m0fnu, got %s", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != x->dtype)
         return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but x has type %s",
                        qs_dtype_name(zero_point->dtype), qs_dtype_name(x->dtype));
