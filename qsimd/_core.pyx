@@ -61,6 +61,13 @@ cdef extern from "qsimd.h" nogil:
         int32_t kind
         int64_t count
         const float *values
+    int qsimd_prepare_quantize(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                               int32_t y_dtype, int32_t y_packed,
+                               const qsimd_quantize_options *opt, qsimd_prepared **out,
+                               qsimd_error *err)
+    int qsimd_prepare_dequantize(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                 const qsimd_dequantize_options *opt, qsimd_prepared **out,
+                                 qsimd_error *err)
     int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
                                      int32_t y_dtype, int32_t y_packed,
                                      const qsimd_quantize_options *opt, const qsimd_pre_op *ops,
@@ -255,7 +262,7 @@ cdef int _bits_of[32]                # 4 / 2 for sub-byte codes, else 0
 cdef int64_t _zlo[32]
 cdef int64_t _zhi[32]                # range of a Python int zero point (integer codes)
 cdef uint32_t _zint = 0              # codes whose Python int zero points are handled here
-cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0, FLOAT_OUT = 0
+cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0
 cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
 cdef object _keep = None
 cdef object _packed_cls = None
@@ -278,7 +285,7 @@ cdef uint32_t _mask(codes):
 
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
-    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT, FLOAT_OUT
+    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT
     global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
     types = [None] * 32
@@ -296,7 +303,7 @@ def setup_fast(packed_cls):
             _zint |= 1u << code
     Q_IN, Q_SCALE, Q_OUT = _mask(d.Q_INPUT_CODES), _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
     DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
-    DQ_OUT, FLOAT_OUT = _mask(d.DQ_OUTPUT_CODES), _mask(d.FLOAT_OUT_CODES)
+    DQ_OUT = _mask(d.DQ_OUTPUT_CODES)
     _keep = tuple(types)
     _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
@@ -956,16 +963,16 @@ cdef inline object _fast(bint q, object x, object scale, object zero_point, obje
         sat = _flag(saturate)
         pk = _flag(packed)
         prec = _spec_code(precision)
-        if sat < 0 or pk < 0 or prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
+        if sat < 0 or pk < 0 or prec < 0:
             return None
     limit = _limit(vx.nd, vx.dims, vx.size)
     st = _scale_param(scale, Q_SCALE if q else DQ_SCALE, limit, &ps)
     if not st:
         return None
-    if zero_point is not None:   # quantize: of the output type; dequantize: of x's
-        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 1u << xt, limit,
+    if zero_point is not None:   # C checks its type: the output type's, or x's
+        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 0xffffffffu, limit,
                        &pz)
-        if not zt or (q and ot and zt != ot):
+        if not zt:
             return None
     yt = (ot or zt or 2) if q else (ot or st)
     if pk and not _bits_of[yt]:
@@ -1164,6 +1171,8 @@ cdef class _Prepared:
         cdef qsimd_pre_op ops[64]
         cdef cnp.ndarray v
         cdef qsimd_quantize_options opt
+        cdef qsimd_dequantize_options dopt
+        cdef qsimd_prepared *p = NULL
         cdef qsimd_error err
         self.is_q = is_q
         self._scale_arr = scale
@@ -1187,7 +1196,20 @@ cdef class _Prepared:
         qsimd_prepared_free(self.chain)   # __init__ called again: the old chain goes
         self.chain = NULL
         self.perm_len = 0
-        if chain is None:
+        opt = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
+                                     num_threads=nt)
+        if chain is None:   # C checks the parameters once; calls pass them to the operator
+            rc = QSIMD_OK
+            if is_q:
+                rc = qsimd_prepare_quantize(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL, yt,
+                                            packed, &opt, &p, &err)
+            elif zt >= 0:   # (zt -1: the zero point's type and shape follow x, per call)
+                dopt = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
+                rc = qsimd_prepare_dequantize(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL,
+                                              &dopt, &p, &err)
+            qsimd_prepared_free(p)
+            if rc != QSIMD_OK:
+                raise_error(rc, &err)
             return
         kinds, values, pre_axis, perm = chain
         n = len(kinds)
@@ -1203,8 +1225,6 @@ cdef class _Prepared:
         self.perm_len = len(perm)
         for i in range(self.perm_len):
             self.perm[i] = perm[i]
-        opt = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
-                                     num_threads=nt)
         rc = qsimd_prepare_quantize_chain(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL, yt,
                                           packed, &opt, ops, n, pre_axis, self.perm,
                                           self.perm_len, &self.chain, &err)
@@ -1369,8 +1389,8 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     yt = _spec_code(output_dtype)
     sym = _flag(symmetric)
     nt = _threads(num_threads)
-    if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
-        return None
+    if yt <= 0 or not _size_of[yt] or sym < 0 or nt < 0:
+        return None   # (C checks the output type, with `symmetric`)
     # blocks along the axis, without overflow for any block size; C reports a rank, axis or
     # empty x before it looks at the scale (then empty)
     a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis) if -vx.nd <= c_axis < vx.nd else -1
@@ -1423,16 +1443,20 @@ cdef extern from "qsimd.h" nogil:
                           qsimd_error *err)
 
 cdef extern from "Python.h":
-    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size)
 
 
-cdef const char *_mx_name(object name):
-    """A str's UTF-8 bytes without an embedded NUL, else NULL."""
+cdef const char *_mx_name(object name) noexcept:
+    """A str's UTF-8 bytes without an embedded NUL, else NULL (a lone surrogate, which has no
+    UTF-8, too: the general path escapes it, and C names the argument)."""
     cdef Py_ssize_t size
     cdef const char *s
     if type(name) is not str:
         return NULL
     s = PyUnicode_AsUTF8AndSize(name, &size)
+    if s == NULL:
+        PyErr_Clear()
+        return NULL
     return s if <size_t>size == strlen(s) else NULL
 
 
