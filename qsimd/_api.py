@@ -251,7 +251,8 @@ def _param_repr(a) -> str:
 
 def _slow(self, op, zero_point):
     """A prepared operator's general path: op (the plain function) with its arguments;
-    zero_point() gives the zero point (a fresh copy of Python data)."""
+    zero_point() gives the zero point (a fresh copy of Python data). An error about x's shape
+    names x: a prepared operator's parameters are fixed, so x is the argument at fault."""
     scale, kw = self._args[0], self._args[2]
     name = "Quantizer" if op is quantize_linear else "Dequantizer"
 
@@ -259,27 +260,18 @@ def _slow(self, op, zero_point):
         x, = _arrays.arrays((x, "x"))
         try:
             return op(x, scale, zero_point(), out=out, **kw)
-        except ValueError:
-            _check_prepared_x(x, scale, kw["axis"], kw["block_size"], name)
-            raise
+        except ValueError as e:
+            msg = str(e)
+            if not any(k in msg for k in ("x.shape", "x of rank", "0-d x", "layout of x")):
+                raise
+            try:   # an array's or Python data's shape
+                shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
+                shape = tuple(operator.index(d) for d in shape)
+            except Exception:   # noqa: BLE001
+                raise e from None
+            raise ValueError(f"x of shape {shape} does not fit this {name}'s parameters: "
+                             f"{msg}") from None
     return slow
-
-
-def _check_prepared_x(x, scale, axis, block_size, opname):
-    """After the plain call raised ValueError: when x's shape does not fit the per-axis
-    scale, say so naming x (the plain call's message names scale, but a prepared operator's
-    scale is fixed, so the argument at fault is x)."""
-    if block_size or scale.ndim != 1 or scale.size <= 1:
-        return
-    try:   # an array's or Python data's shape; the plain function reports what is wrong
-        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
-        shape = tuple(operator.index(d) for d in shape)
-    except Exception:   # noqa: BLE001
-        return
-    r = len(shape)
-    if not -r <= axis < r or shape[axis] != scale.size:
-        raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
-                         f"needs x.shape[{axis}] == {scale.size}") from None
 
 
 _PRE_OPS = {"add": 1, "sub": 2, "mul": 3, "div": 4}
