@@ -108,8 +108,8 @@ int qsimd_prepare_quantize(const qsimd_tensor *scale, const qsimd_tensor *zero_p
         return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, int32 "
                        "or float8_e8m0fnu, got %s", qs_dtype_name(scale->dtype));
     if (!q_output_type(y_dtype))
-        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported by "
-                       "quantize_linear (supported: " QS_Q_OUTPUT_NAMES ")", qs_dtype_name(y_dtype));
+        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported (supported: "
+                       QS_Q_OUTPUT_NAMES ")", qs_dtype_name(y_dtype));
     if (y_packed != 0 && y_packed != 1)
         return qs_fail(err, QSIMD_ERR_VALUE, "y_packed must be 0 or 1");
     if (zero_point && zero_point->dtype != y_dtype)

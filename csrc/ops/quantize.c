@@ -87,8 +87,8 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     int packed = bits < 8 && y->packed;
     int yk = output_kind(y->dtype, packed, &qmin, &qmax);
     if (yk < 0)
-        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported by "
-                       "quantize_linear (supported: " QS_Q_OUTPUT_NAMES ")", qs_dtype_name(y->dtype));
+        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported (supported: "
+                       QS_Q_OUTPUT_NAMES ")", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != y->dtype)
         return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but output_dtype is %s",
                        qs_dtype_name(zero_point->dtype), qs_dtype_name(y->dtype));

@@ -25,7 +25,8 @@ int qs_fail(qsimd_error *err, int code, const char *fmt, ...)
     ;
 
 const char *qs_dtype_name(int32_t dtype);
-/* QuantizeLinear's output types, for the message refusing another */
+/* QuantizeLinear's output types, for the message refusing another (which must fit
+ * qsimd_error's 256 bytes with any type's name) */
 #define QS_Q_OUTPUT_NAMES "uint8, int8, uint16, int16, uint4, int4, uint2, int2, " \
     "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, " \
     "float6_e2m3fn, float6_e3m2fn, int32, uint32, float16 or bfloat16"
