@@ -2,9 +2,9 @@
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
 The general entry points take arrays the Python layer has normalised; the *_fast ones check
-arguments already in final form at C level and decline the rest. C validates shapes, axes
-and block sizes and owns those messages. Buffers are read through NumPy's C API: acquiring a
-memoryview costs more than a 1K-element kernel.
+arguments already in final form at C level and decline the rest. C validates shapes, axes,
+block sizes and type combinations and owns those messages. Buffers are read through NumPy's
+C API: acquiring a memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
 import numpy as np
@@ -124,20 +124,6 @@ cdef raise_error(int rc, qsimd_error *err):
     raise ValueError(msg)
 
 
-cdef inline int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s,
-                     const qsimd_tensor *z, int64_t axis, int64_t block, int sat, int prec,
-                     int nt, const qsimd_tensor *y, qsimd_error *err) noexcept nogil:
-    """QuantizeLinear (q) or DequantizeLinear: the one C call of every path."""
-    cdef qsimd_quantize_options qo
-    cdef qsimd_dequantize_options do
-    if q:
-        qo = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
-                                    num_threads=nt)
-        return qsimd_quantize_linear(x, s, z, &qo, y, err)
-    do = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
-    return qsimd_dequantize_linear(x, s, z, &do, y, err)
-
-
 def set_num_threads(int n):
     if qsimd_set_num_threads(n) != QSIMD_OK:
         raise ValueError(f"num_threads must be between 1 and 64, got {n}")
@@ -197,11 +183,12 @@ def c_version():
 
 # ---------------------------------------------------------------------------------------------
 # Fast paths: every call whose arguments are already in final form (exact C-contiguous,
-# aligned, native ndarrays of supported types, NumPy / Python scalars, plain int attributes,
+# aligned, native ndarrays of qsimd's types, NumPy / Python scalars, plain int attributes,
 # cached dtype spellings, a fitting `out=`) goes straight to C. Rule: the C call is made only
-# when the general path in _api.py would make the very same call; anything it would convert,
-# copy or refuse in Python returns None here, and the general path runs (and owns the
-# messages). Errors only C detects are raised here exactly as the general path raises them.
+# when the general path in _api.py would make the very same call; anything it would convert
+# or copy returns None here, and the general path runs. What C refuses is raised here as the
+# general path raises it (an x of a qsimd type the operator does not take goes to C too: its
+# message is the general path's).
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.tuple cimport PyTuple_GET_SIZE
@@ -941,9 +928,15 @@ cdef inline object _fast(bint q, object x, object scale, object zero_point, obje
     """QuantizeLinear (q) or DequantizeLinear with the arguments as given, or None."""
     cdef int xt, st, zt = 0, ot, yt, sat = 1, pk = 0, prec = 0, nt
     cdef int xpk = not q and type(x) is _packed_cls
-    cdef int64_t c_axis, c_block, limit
+    cdef int64_t c_axis, c_block, limit, ybytes
     cdef view vx
     cdef param ps, pz
+    cdef char *ydata = NULL
+    cdef shaped sx, sy
+    cdef qsimd_quantize_options qo
+    cdef qsimd_dequantize_options do
+    cdef qsimd_error err
+    cdef int rc
     xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
     if not xt:   # any type: C checks it, with the message of the general path
         return None
@@ -971,36 +964,26 @@ cdef inline object _fast(bint q, object x, object scale, object zero_point, obje
     yt = (ot or zt or 2) if q else (ot or st)
     if pk and not _bits_of[yt]:
         return None
-    return _run_fast(q, x, &vx, xt, xpk, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
-                     sat, prec, nt, out)
-
-
-cdef inline object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps,
-                             param *pz, int yt, int pk, int64_t axis, int64_t block, int sat,
-                             int prec, int nt, object out):
-    """The end of the plain functions' fast paths: the result (None when out= does not fit as
-    it is: the general path decides), the C call, a PackedTensor for packed results. pz NULL:
-    no zero point."""
-    cdef int64_t ybytes
-    cdef char *ydata = NULL
-    cdef shaped sx, sy
-    cdef qsimd_error err
-    cdef int rc
-    if pk:
-        ybytes = (vx.size * _bits_of[yt] + 7) // 8
-        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
-    else:
-        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
+    # the result (None when out= does not fit as it is: the general path decides)
+    ybytes = (vx.size * _bits_of[yt] + 7) // 8   # packed: the bytes
+    y = _result(out, 1 if pk else vx.nd, &ybytes if pk else vx.dims, 2 if pk else yt, vx.data,
+                vx.data + vx.nbytes, &ps, &pz if zt else NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, pk)
-    with nogil:
-        rc = _qdq(q, &sx.t, &ps.s.t, &pz.s.t if pz != NULL else NULL, axis, block, sat, prec,
-                  nt, &sy.t, &err)
+    qo = qsimd_quantize_options(axis=c_axis, block_size=c_block, saturate=sat, precision=prec,
+                                num_threads=nt)
+    do = qsimd_dequantize_options(axis=c_axis, block_size=c_block, num_threads=nt)
+    with nogil:   # the one C call of the plain functions
+        if q:
+            rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &qo, &sy.t, &err)
+        else:
+            rc = qsimd_dequantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &do, &sy.t,
+                                         &err)
     if rc != QSIMD_OK:
         raise_error(rc, &err)
-    return _packed_result(y, yt, x, vx) if pk else y
+    return _packed_result(y, yt, x, &vx) if pk else y
 
 
 cdef inline object _packed_result(object y, int yt, object x, const view *vx):
