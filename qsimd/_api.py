@@ -19,7 +19,6 @@ from ._dtypes import (
     DQ_OUTPUT_CODES,
     DQ_SCALE_CODES,
     DTYPE_TO_CODE,
-    FLOAT_OUT_CODES,
     PackedTensor,
     Q_INPUT_CODES,
     Q_OUTPUT_CODES,
@@ -58,16 +57,12 @@ def _q_params(scale, zero_point, axis, block_size, output_dtype, saturate, preci
                 _q_output(code)
         zero_point, zt = _args.typed_array(zero_point, "zero_point", ot or 2,
                                       tuple(CODE_TO_DTYPE) if isinstance(zero_point, np.ndarray)
-                                      else Q_OUTPUT_CODES, limit)
-        if ot is not None and zt != ot:
-            raise ValueError(f"zero_point has type {name_of(zt)} but output_dtype is {name_of(ot)}")
+                                      else Q_OUTPUT_CODES, limit)   # C: of type ot, if given
     yt = ot or _q_output(zt or 2)
     sat = 1 if _args.flag(saturate, "saturate") else 0
-    prec = 0
+    prec = 0   # C checks that it is a float type
     if precision is not None and not _args.is_zero_code(precision):
         prec = resolve(precision, "precision")
-        if prec not in FLOAT_OUT_CODES:
-            raise TypeError(f"precision must be float32, float16 or bfloat16, got {name_of(prec)}")
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
     packed = _args.flag(packed, "packed")
@@ -179,9 +174,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     zt = None
     if zero_point is not None:
         zero_point, zt = _args.typed_array(zero_point, "zero_point", xt, tuple(CODE_TO_DTYPE),
-                                           limit)
-        if zt != xt:
-            raise ValueError(f"zero_point has type {name_of(zt)} but x has type {name_of(xt)}")
+                                           limit)   # C checks that it has x's type
     yt = _dq_output(output_dtype) or st
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
@@ -213,9 +206,6 @@ def dynamic_quantize_linear(x, *, out=None):
     return (_args.finish(y, user_out),) + r[1:]
 
 
-_DYN_TYPES = (2, 3, 21, 22)   # uint8, int8, uint4, int4
-
-
 def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symmetric=False,
                      out=None, num_threads=None):
     """Dynamic quantization per row (per token) or per block: every group of `block_size`
@@ -228,19 +218,14 @@ def dynamic_quantize(x, *, axis=-1, block_size=None, output_dtype="uint8", symme
     if r is not None:
         return r
     x, _ = _args.float_input(x, "x", (1,), False)
-    yt = resolve(output_dtype, "output_dtype")
-    if yt not in _DYN_TYPES:
-        raise TypeError(f"output_dtype must be uint8, int8, uint4 or int4, got {name_of(yt)}")
+    yt = resolve(output_dtype, "output_dtype")   # C checks the type and `symmetric` with it
     sym = _args.flag(symmetric, "symmetric")
-    if sym and yt in (2, 21):
-        raise ValueError(f"symmetric=True needs a signed output type (int8 or int4), got "
-                         f"{name_of(yt)}")
     axis = _args.attr64(axis, "axis")
     block = None if block_size is None else _args.attr64(block_size, "block_size")
     if block is not None and block < 1:
         raise ValueError(f"block_size must be >= 1 (or None: the whole axis), got {block}")
     y, user_out = _args.output(out, x.shape, CODE_TO_DTYPE[yt], (x,))
-    # in final form now: C checks rank, axis and emptiness
+    # in final form now: C checks the output type, rank, axis and emptiness
     r = _core.dynamic_fast(x, axis, block, yt, sym, y, _args.threads(num_threads) or None) \
         or _args.too_many_dims(x.ndim)
     return (_args.finish(y, user_out),) + r[1:]
@@ -266,7 +251,8 @@ def _param_repr(a) -> str:
 
 def _slow(self, op, zero_point):
     """A prepared operator's general path: op (the plain function) with its arguments;
-    zero_point() gives the zero point (a fresh copy of Python data)."""
+    zero_point() gives the zero point (a fresh copy of Python data). An error about x's shape
+    names x: a prepared operator's parameters are fixed, so x is the argument at fault."""
     scale, kw = self._args[0], self._args[2]
     name = "Quantizer" if op is quantize_linear else "Dequantizer"
 
@@ -274,27 +260,18 @@ def _slow(self, op, zero_point):
         x, = _arrays.arrays((x, "x"))
         try:
             return op(x, scale, zero_point(), out=out, **kw)
-        except ValueError:
-            _check_prepared_x(x, scale, kw["axis"], kw["block_size"], name)
-            raise
+        except ValueError as e:
+            msg = str(e)
+            if not any(k in msg for k in ("x.shape", "x of rank", "0-d x", "layout of x")):
+                raise
+            try:   # an array's or Python data's shape
+                shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
+                shape = tuple(operator.index(d) for d in shape)
+            except Exception:   # noqa: BLE001
+                raise e from None
+            raise ValueError(f"x of shape {shape} does not fit this {name}'s parameters: "
+                             f"{msg}") from None
     return slow
-
-
-def _check_prepared_x(x, scale, axis, block_size, opname):
-    """After the plain call raised ValueError: when x's shape does not fit the per-axis
-    scale, say so naming x (the plain call's message names scale, but a prepared operator's
-    scale is fixed, so the argument at fault is x)."""
-    if block_size or scale.ndim != 1 or scale.size <= 1:
-        return
-    try:   # an array's or Python data's shape; the plain function reports what is wrong
-        shape = x.shape if isinstance(x, (np.ndarray, PackedTensor)) else np.shape(x)
-        shape = tuple(operator.index(d) for d in shape)
-    except Exception:   # noqa: BLE001
-        return
-    r = len(shape)
-    if not -r <= axis < r or shape[axis] != scale.size:
-        raise ValueError(f"x has shape {tuple(shape)}, but this {opname}'s per-axis scale "
-                         f"needs x.shape[{axis}] == {scale.size}") from None
 
 
 _PRE_OPS = {"add": 1, "sub": 2, "mul": 3, "div": 4}
@@ -369,9 +346,8 @@ def _init_quantizer(self, scale, zero_point, axis, block_size, output_dtype, sat
     """Quantizer.__init__ (qsimd._core): validate and convert once."""
     scale, st, zp, zt, yt, sat, prec, axis, block_size, packed = _q_params(
         scale, zero_point, axis, block_size, output_dtype, saturate, precision, packed, None)
-    _check_prepared_params(scale, zp, block_size)
     threads = _args.threads(num_threads)
-    scale, zp = _private(scale), _private(zp)
+    scale, zp = _private(scale), _private(zp)   # C checks them (without x) in _setup
     # the prepared arguments: the properties, repr and pickling read them
     self._args = (scale, zp, dict(axis=axis, block_size=block_size, output_dtype=yt,
                                   saturate=bool(sat), precision=prec or None, packed=packed,
@@ -410,8 +386,6 @@ def _init_dequantizer(self, scale, zero_point, axis, block_size, output_dtype, n
     ot = _dq_output(output_dtype)
     axis = _args.attr64(axis, "axis")
     block_size = _args.attr64(block_size, "block_size")
-    if not data:   # with Python data, shapes are checked per call, after x's type
-        _check_prepared_params(scale, zero_point, block_size)
     threads = _args.threads(num_threads)
     scale = _private(scale)
     zp = a.tolist() if data else _private(zero_point)
@@ -432,17 +406,6 @@ def _dq_output(output_dtype):
         raise TypeError(f"output_dtype must be float32, float16, bfloat16 or float8_e8m0fnu, "
                         f"got {name_of(ot)}")
     return ot
-
-
-def _check_prepared_params(scale, zp, block_size):
-    """What can be checked without x (the rest is checked per call, by C)."""
-    if block_size < 0:
-        raise ValueError(f"block_size must be >= 0, got {block_size}")
-    if zp is not None and zp.shape != scale.shape and not (zp.size == 1 == scale.size):
-        raise ValueError(f"zero_point must have the shape of scale ({zp.shape} vs {scale.shape})")
-    if block_size == 0 and scale.ndim > 1 and scale.size != 1:
-        raise ValueError(f"scale must be a scalar or 1-D for per-axis quantization "
-                         f"(block_size=0), got rank {scale.ndim}")
 
 
 # keywords a repr leaves out at these values

@@ -2,9 +2,9 @@
 """Cython bridge: ndarray -> qsimd_tensor, one C call with the GIL released, C error -> exception.
 
 The general entry points take arrays the Python layer has normalised; the *_fast ones check
-arguments already in final form at C level and decline the rest. C validates shapes, axes
-and block sizes and owns those messages. Buffers are read through NumPy's C API: acquiring a
-memoryview costs more than a 1K-element kernel.
+arguments already in final form at C level and decline the rest. C validates shapes, axes,
+block sizes and type combinations and owns those messages. Buffers are read through NumPy's
+C API: acquiring a memoryview costs more than a 1K-element kernel.
 """
 cimport numpy as cnp
 import numpy as np
@@ -61,6 +61,13 @@ cdef extern from "qsimd.h" nogil:
         int32_t kind
         int64_t count
         const float *values
+    int qsimd_prepare_quantize(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                               int32_t y_dtype, int32_t y_packed,
+                               const qsimd_quantize_options *opt, qsimd_prepared **out,
+                               qsimd_error *err)
+    int qsimd_prepare_dequantize(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
+                                 const qsimd_dequantize_options *opt, qsimd_prepared **out,
+                                 qsimd_error *err)
     int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
                                      int32_t y_dtype, int32_t y_packed,
                                      const qsimd_quantize_options *opt, const qsimd_pre_op *ops,
@@ -107,33 +114,14 @@ cdef inline int fill(shaped *s, cnp.ndarray a, int dtype, int packed) except -1:
     return 0
 
 
-cdef raise_error(int rc, qsimd_error *err, const view *vx=NULL):
-    """The exception for a C error; vx: x of a prepared operator, named when its shape does
-    not fit the prepared parameters."""
-    cdef int i
+cdef raise_error(int rc, qsimd_error *err):
+    """The exception for a C error."""
     msg = err.message.decode("utf-8", "replace")
     if rc == QSIMD_ERR_TYPE:
         raise TypeError(msg)
     if rc == QSIMD_ERR_NOMEM:
         raise MemoryError(msg)
-    if vx != NULL and ("x.shape" in msg or "rank" in msg or "block_size" in msg):
-        shape = tuple([vx.dims[i] for i in range(vx.nd)])
-        raise ValueError(f"x of shape {shape} does not fit this operator's parameters: {msg}")
     raise ValueError(msg)
-
-
-cdef inline int _qdq(bint q, const qsimd_tensor *x, const qsimd_tensor *s,
-                     const qsimd_tensor *z, int64_t axis, int64_t block, int sat, int prec,
-                     int nt, const qsimd_tensor *y, qsimd_error *err) noexcept nogil:
-    """QuantizeLinear (q) or DequantizeLinear: the one C call of every path."""
-    cdef qsimd_quantize_options qo
-    cdef qsimd_dequantize_options do
-    if q:
-        qo = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
-                                    num_threads=nt)
-        return qsimd_quantize_linear(x, s, z, &qo, y, err)
-    do = qsimd_dequantize_options(axis=axis, block_size=block, num_threads=nt)
-    return qsimd_dequantize_linear(x, s, z, &do, y, err)
 
 
 def set_num_threads(int n):
@@ -195,11 +183,12 @@ def c_version():
 
 # ---------------------------------------------------------------------------------------------
 # Fast paths: every call whose arguments are already in final form (exact C-contiguous,
-# aligned, native ndarrays of supported types, NumPy / Python scalars, plain int attributes,
+# aligned, native ndarrays of qsimd's types, NumPy / Python scalars, plain int attributes,
 # cached dtype spellings, a fitting `out=`) goes straight to C. Rule: the C call is made only
-# when the general path in _api.py would make the very same call; anything it would convert,
-# copy or refuse in Python returns None here, and the general path runs (and owns the
-# messages). Errors only C detects are raised here exactly as the general path raises them.
+# when the general path in _api.py would make the very same call; anything it would convert
+# or copy returns None here, and the general path runs. What C refuses is raised here as the
+# general path raises it (an x of a qsimd type the operator does not take goes to C too: its
+# message is the general path's).
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.tuple cimport PyTuple_GET_SIZE
@@ -255,7 +244,7 @@ cdef int _bits_of[32]                # 4 / 2 for sub-byte codes, else 0
 cdef int64_t _zlo[32]
 cdef int64_t _zhi[32]                # range of a Python int zero point (integer codes)
 cdef uint32_t _zint = 0              # codes whose Python int zero points are handled here
-cdef uint32_t Q_IN = 0, Q_SCALE = 0, Q_OUT = 0, DQ_IN = 0, DQ_SCALE = 0, DQ_OUT = 0, FLOAT_OUT = 0
+cdef uint32_t Q_SCALE = 0, Q_OUT = 0, DQ_SCALE = 0, DQ_OUT = 0
 cdef PyObject *_stype[32]           # exact NumPy scalar type per code (kept by _keep)
 cdef object _keep = None
 cdef object _packed_cls = None
@@ -278,7 +267,7 @@ cdef uint32_t _mask(codes):
 
 def setup_fast(packed_cls):
     """Build the tables (called once by _api at import, with its PackedTensor class)."""
-    global _zint, Q_IN, Q_SCALE, Q_OUT, DQ_IN, DQ_SCALE, DQ_OUT, FLOAT_OUT
+    global _zint, Q_SCALE, Q_OUT, DQ_SCALE, DQ_OUT
     global _keep, _packed_cls, _resolve, _ydtype
     from . import _dtypes as d
     types = [None] * 32
@@ -294,9 +283,8 @@ def setup_fast(packed_cls):
         if code in d.INT_RANGE:
             _zlo[code], _zhi[code] = d.INT_RANGE[code]
             _zint |= 1u << code
-    Q_IN, Q_SCALE, Q_OUT = _mask(d.Q_INPUT_CODES), _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
-    DQ_IN, DQ_SCALE = _mask(d.DQ_INPUT_CODES), _mask(d.DQ_SCALE_CODES)
-    DQ_OUT, FLOAT_OUT = _mask(d.DQ_OUTPUT_CODES), _mask(d.FLOAT_OUT_CODES)
+    Q_SCALE, Q_OUT = _mask(d.Q_SCALE_CODES), _mask(d.Q_OUTPUT_CODES)
+    DQ_SCALE, DQ_OUT = _mask(d.DQ_SCALE_CODES), _mask(d.DQ_OUTPUT_CODES)
     _keep = tuple(types)
     _ydtype = tuple(d.CODE_TO_DTYPE.get(c) for c in range(32))
     _packed_cls = packed_cls
@@ -940,11 +928,17 @@ cdef inline object _fast(bint q, object x, object scale, object zero_point, obje
     """QuantizeLinear (q) or DequantizeLinear with the arguments as given, or None."""
     cdef int xt, st, zt = 0, ot, yt, sat = 1, pk = 0, prec = 0, nt
     cdef int xpk = not q and type(x) is _packed_cls
-    cdef int64_t c_axis, c_block, limit
+    cdef int64_t c_axis, c_block, limit, ybytes
     cdef view vx
     cdef param ps, pz
+    cdef char *ydata = NULL
+    cdef shaped sx, sy
+    cdef qsimd_quantize_options qo
+    cdef qsimd_dequantize_options do
+    cdef qsimd_error err
+    cdef int rc
     xt = _packed_x(x, &vx) if xpk else _view(x, &vx, False)
-    if not _has(Q_IN if q else DQ_IN, xt):
+    if not xt:   # any type: C checks it, with the message of the general path
         return None
     if not _int64(axis, &c_axis) or not _int64(block_size, &c_block):
         return None
@@ -956,50 +950,40 @@ cdef inline object _fast(bint q, object x, object scale, object zero_point, obje
         sat = _flag(saturate)
         pk = _flag(packed)
         prec = _spec_code(precision)
-        if sat < 0 or pk < 0 or prec < 0 or (prec and not _has(FLOAT_OUT, prec)):
+        if sat < 0 or pk < 0 or prec < 0:
             return None
     limit = _limit(vx.nd, vx.dims, vx.size)
     st = _scale_param(scale, Q_SCALE if q else DQ_SCALE, limit, &ps)
     if not st:
         return None
-    if zero_point is not None:   # quantize: of the output type; dequantize: of x's
-        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 1u << xt, limit,
+    if zero_point is not None:   # C checks its type: the output type's, or x's
+        zt = _zp_param(zero_point, (ot or 2) if q else xt, Q_OUT if q else 0xffffffffu, limit,
                        &pz)
-        if not zt or (q and ot and zt != ot):
+        if not zt:
             return None
     yt = (ot or zt or 2) if q else (ot or st)
     if pk and not _bits_of[yt]:
         return None
-    return _run_fast(q, x, &vx, xt, xpk, &ps, &pz if zt else NULL, yt, pk, c_axis, c_block,
-                     sat, prec, nt, out, False)
-
-
-cdef inline object _run_fast(bint q, object x, view *vx, int xt, int xpk, param *ps,
-                             param *pz, int yt, int pk, int64_t axis, int64_t block, int sat,
-                             int prec, int nt, object out, bint prepared):
-    """The end of every fast path: the result (None when out= does not fit as it is: the
-    general path decides), the C call, a PackedTensor for packed results. pz NULL: no zero
-    point; prepared: errors name x as a prepared operator's do."""
-    cdef int64_t ybytes
-    cdef char *ydata = NULL
-    cdef shaped sx, sy
-    cdef qsimd_error err
-    cdef int rc
-    if pk:
-        ybytes = (vx.size * _bits_of[yt] + 7) // 8
-        y = _result(out, 1, &ybytes, 2, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
-    else:
-        y = _result(out, vx.nd, vx.dims, yt, vx.data, vx.data + vx.nbytes, ps, pz, &ydata)
+    # the result (None when out= does not fit as it is: the general path decides)
+    ybytes = (vx.size * _bits_of[yt] + 7) // 8   # packed: the bytes
+    y = _result(out, 1 if pk else vx.nd, &ybytes if pk else vx.dims, 2 if pk else yt, vx.data,
+                vx.data + vx.nbytes, &ps, &pz if zt else NULL, &ydata)
     if y is None:
         return None
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, xpk)
     _tensor(&sy, ydata, yt, vx.nd, vx.dims, pk)
-    with nogil:
-        rc = _qdq(q, &sx.t, &ps.s.t, &pz.s.t if pz != NULL else NULL, axis, block, sat, prec,
-                  nt, &sy.t, &err)
+    qo = qsimd_quantize_options(axis=c_axis, block_size=c_block, saturate=sat, precision=prec,
+                                num_threads=nt)
+    do = qsimd_dequantize_options(axis=c_axis, block_size=c_block, num_threads=nt)
+    with nogil:   # the one C call of the plain functions
+        if q:
+            rc = qsimd_quantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &qo, &sy.t, &err)
+        else:
+            rc = qsimd_dequantize_linear(&sx.t, &ps.s.t, &pz.s.t if zt else NULL, &do, &sy.t,
+                                         &err)
     if rc != QSIMD_OK:
-        raise_error(rc, &err, vx if prepared else NULL)
-    return _packed_result(y, yt, x, vx) if pk else y
+        raise_error(rc, &err)
+    return _packed_result(y, yt, x, &vx) if pk else y
 
 
 cdef inline object _packed_result(object y, int yt, object x, const view *vx):
@@ -1139,12 +1123,9 @@ cdef extern from *:
 cdef class _Prepared:
     cdef void *vcall           # the vectorcall entry (qs_prep_vcall); must stay first
     cdef public object _args   # (scale, zero point, the other arguments by keyword): qsimd._api
-    cdef param ps, pz
-    cdef int st, zt, yt, sat, prec, pk, nt, is_q
-    cdef int64_t c_axis, c_block
-    cdef int64_t axis_len      # per-axis scale length (-1: not per-axis), checked per call
-    cdef object _scale_arr, _zp_arr, _slow
-    cdef qsimd_prepared *chain   # a preprocessing chain in front (C's; NULL: none)
+    cdef int yt, pk
+    cdef object _slow
+    cdef qsimd_prepared *prep  # C's prepared parameters (and chain); NULL: every call is slow
     cdef int perm_len
     cdef int64_t perm[32]
 
@@ -1160,36 +1141,25 @@ cdef class _Prepared:
         general path, called as slow(x, out); chain: (kinds, float32 constants, pre_axis,
         perm), a preprocessing chain in front that C prepares (and checks) now, calls running
         through it with y permuted by perm."""
-        cdef int i, rc, n
+        cdef int i, rc = QSIMD_OK, n = 0
         cdef qsimd_pre_op ops[64]
         cdef cnp.ndarray v
-        cdef qsimd_quantize_options opt
+        cdef param ps, pz
+        cdef qsimd_quantize_options opt = qsimd_quantize_options(
+            axis=axis, block_size=block, saturate=sat, precision=prec, num_threads=nt)
+        cdef qsimd_dequantize_options dopt = qsimd_dequantize_options(
+            axis=axis, block_size=block, num_threads=nt)
         cdef qsimd_error err
-        self.is_q = is_q
-        self._scale_arr = scale
-        self._zp_arr = zp
-        self.st = st
-        _param_array(&self.ps, scale, st)
-        self.zt = zt
-        if zp is not None and zt > 0:
-            _param_array(&self.pz, <cnp.ndarray>zp, zt)
+        _param_array(&ps, scale, st)   # C copies them: these need not outlive the call
+        if zt > 0:
+            _param_array(&pz, <cnp.ndarray>zp, zt)
         self.yt = yt or st
-        self.c_axis = axis
-        self.c_block = block
-        self.sat = sat
-        self.prec = prec
         self.pk = packed
-        self.nt = nt
-        self.axis_len = -1   # one entry is per-tensor whatever axis says (as ONNX)
-        if block == 0 and cnp.PyArray_NDIM(scale) == 1 and cnp.PyArray_SIZE(scale) > 1:
-            self.axis_len = cnp.PyArray_DIMS(scale)[0]
         self._slow = slow
-        qsimd_prepared_free(self.chain)   # __init__ called again: the old chain goes
-        self.chain = NULL
+        qsimd_prepared_free(self.prep)   # __init__ called again: the old object goes
+        self.prep = NULL
         self.perm_len = 0
-        if chain is None:
-            return
-        kinds, values, pre_axis, perm = chain
+        kinds, values, pre_axis, perm = chain or ((), (), 0, ())
         n = len(kinds)
         if n > 64:
             raise ValueError(f"pre must have at most 64 operations, got {n}")
@@ -1203,23 +1173,29 @@ cdef class _Prepared:
         self.perm_len = len(perm)
         for i in range(self.perm_len):
             self.perm[i] = perm[i]
-        opt = qsimd_quantize_options(axis=axis, block_size=block, saturate=sat, precision=prec,
-                                     num_threads=nt)
-        rc = qsimd_prepare_quantize_chain(&self.ps.s.t, &self.pz.s.t if zt > 0 else NULL, yt,
-                                          packed, &opt, ops, n, pre_axis, self.perm,
-                                          self.perm_len, &self.chain, &err)
+        # C checks the parameters once, here
+        if chain is not None:
+            rc = qsimd_prepare_quantize_chain(&ps.s.t, &pz.s.t if zt > 0 else NULL, yt, packed,
+                                              &opt, ops, n, pre_axis, self.perm, self.perm_len,
+                                              &self.prep, &err)
+        elif is_q:
+            rc = qsimd_prepare_quantize(&ps.s.t, &pz.s.t if zt > 0 else NULL, yt, packed, &opt,
+                                        &self.prep, &err)
+        elif zt >= 0:   # (zt -1: the zero point's type and shape follow x, per call)
+            rc = qsimd_prepare_dequantize(&ps.s.t, &pz.s.t if zt > 0 else NULL, &dopt,
+                                          &self.prep, &err)
         if rc != QSIMD_OK:
             raise_error(rc, &err)
 
     def __dealloc__(self):
-        qsimd_prepared_free(self.chain)
+        qsimd_prepared_free(self.prep)
 
     def __call__(self, x, out=None):
         return _prepared_call(self, x, out)
 
     def _run_chain(self, x, y):
         """The general path's chain call, x and y in final form."""
-        return _chain_call(self, x, y, True)
+        return _run_prepared(self, x, y, True)
 
     scale = property(lambda self: self._args[0], doc="the prepared scale (a read-only copy)")
     zero_point = property(lambda self: self._args[1], doc="the prepared zero point, or None")
@@ -1234,11 +1210,15 @@ cdef class _Prepared:
         return _api_mod()._repr_prepared(self)
 
 
-cdef object _chain_call(_Prepared self, object x, object out, bint final=False):
-    """A prepared quantizer with a chain, x and out in final form: the C prepared object's
-    run (which checks x's type). Anything else, and any error, through the general path,
-    which converts them and calls this again with final set: the C error is raised then
-    (None: x has rank > 32)."""
+cdef object _prepared_call(object obj, object x, object out):   # the vectorcall's
+    return _run_prepared(<_Prepared>obj, x, out, False)
+
+
+cdef object _run_prepared(_Prepared self, object x, object out, bint final):
+    """A call, x and out in final form: C's prepared object runs it (checking x). Anything
+    else, and any error, through the general path (self._slow), which converts them and
+    reports what is wrong; a chain's general path calls this again with final set: the C
+    error is raised then (None: x has rank > 32)."""
     cdef int xt, i
     cdef view vx, vy
     cdef int64_t ybytes
@@ -1246,50 +1226,27 @@ cdef object _chain_call(_Prepared self, object x, object out, bint final=False):
     cdef shaped sx, sy
     cdef qsimd_error err
     cdef int rc
-    xt = _view(x, &vx, False)
+    xt = _view(x, &vx, False) if self.prep != NULL else 0
     if not xt or (self.perm_len and self.perm_len != vx.nd):
         return None if final else self._slow(x, out)
     vy.nd = vx.nd   # y's shape: x's permuted
     for i in range(vx.nd):
         vy.dims[i] = vx.dims[self.perm[i]] if self.perm_len else vx.dims[i]
     ybytes = (vx.size * _bits_of[self.yt] + 7) // 8   # packed: the bytes
+    # (the parameters are C's private copies: out cannot overlap them)
     y = _result(out, 1 if self.pk else vy.nd, &ybytes if self.pk else vy.dims,
-                2 if self.pk else self.yt, vx.data, vx.data + vx.nbytes, &self.ps, NULL, &ydata)
+                2 if self.pk else self.yt, vx.data, vx.data + vx.nbytes, NULL, NULL, &ydata)
     if y is None:
         return None if final else self._slow(x, out)
     _tensor(&sx, vx.data, xt, vx.nd, vx.dims, 0)
     _tensor(&sy, ydata, self.yt, vy.nd, vy.dims, self.pk)
     with nogil:
-        rc = qsimd_prepared_run(self.chain, &sx.t, &sy.t, &err)
+        rc = qsimd_prepared_run(self.prep, &sx.t, &sy.t, &err)
     if rc != QSIMD_OK:
         if not final:
             return self._slow(x, out)
         raise_error(rc, &err)
     return _packed_result(y, self.yt, None, &vy) if self.pk else y
-
-
-cdef object _prepared_call(object obj, object x, object out):
-    cdef _Prepared self = <_Prepared>obj
-    cdef int xt
-    cdef int64_t a
-    cdef view vx
-    if self.chain != NULL:
-        return _chain_call(self, x, out)
-    if self.zt < 0:
-        return self._slow(x, out)
-    xt = _view(x, &vx, False)
-    if self.is_q:
-        if not _has(Q_IN, xt):
-            return self._slow(x, out)
-    elif not _has(DQ_IN, xt) or (self.zt and xt != self.zt):
-        return self._slow(x, out)
-    if self.axis_len >= 0:   # per-axis: x.shape[axis] must match (message names x)
-        a = self.c_axis + vx.nd if self.c_axis < 0 else self.c_axis
-        if a < 0 or a >= vx.nd or vx.dims[a] != self.axis_len:
-            return self._slow(x, out)
-    y = _run_fast(self.is_q, x, &vx, xt, 0, &self.ps, &self.pz if self.zt else NULL, self.yt,
-                  self.pk, self.c_axis, self.c_block, self.sat, self.prec, self.nt, out, True)
-    return self._slow(x, out) if y is None else y
 
 
 cdef class Quantizer(_Prepared):
@@ -1369,8 +1326,8 @@ def dynamic_fast(object x, object axis, object block_size, object output_dtype,
     yt = _spec_code(output_dtype)
     sym = _flag(symmetric)
     nt = _threads(num_threads)
-    if yt not in (2, 3, 21, 22) or sym < 0 or nt < 0 or (sym and (yt == 2 or yt == 21)):
-        return None
+    if yt <= 0 or not _size_of[yt] or sym < 0 or nt < 0:
+        return None   # (C checks the output type, with `symmetric`)
     # blocks along the axis, without overflow for any block size; C reports a rank, axis or
     # empty x before it looks at the scale (then empty)
     a = <int>(c_axis + vx.nd if c_axis < 0 else c_axis) if -vx.nd <= c_axis < vx.nd else -1
@@ -1423,16 +1380,20 @@ cdef extern from "qsimd.h" nogil:
                           qsimd_error *err)
 
 cdef extern from "Python.h":
-    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size)
 
 
-cdef const char *_mx_name(object name):
-    """A str's UTF-8 bytes without an embedded NUL, else NULL."""
+cdef const char *_mx_name(object name) noexcept:
+    """A str's UTF-8 bytes without an embedded NUL, else NULL (a lone surrogate, which has no
+    UTF-8, too: the general path escapes it, and C names the argument)."""
     cdef Py_ssize_t size
     cdef const char *s
     if type(name) is not str:
         return NULL
     s = PyUnicode_AsUTF8AndSize(name, &size)
+    if s == NULL:
+        PyErr_Clear()
+        return NULL
     return s if <size_t>size == strlen(s) else NULL
 
 

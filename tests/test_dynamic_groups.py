@@ -147,9 +147,9 @@ def test_errors():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(TypeError, match="x must be float32"):
         qsimd.dynamic_quantize(np.zeros((2, 3), np.float64))
-    with pytest.raises(TypeError, match="output_dtype must be uint8, int8, uint4 or int4"):
+    with pytest.raises(TypeError, match="output_dtype .*must be uint8, int8, uint4 or int4, one per byte, got int16"):
         qsimd.dynamic_quantize(x, output_dtype="int16")
-    with pytest.raises(ValueError, match="symmetric=True needs a signed"):
+    with pytest.raises(ValueError, match=r"symmetric needs a signed output_dtype \(int8 or int4\), got uint8"):
         qsimd.dynamic_quantize(x, symmetric=True)
     with pytest.raises(ValueError, match="axis 2 is out of range"):
         qsimd.dynamic_quantize(x, axis=2)

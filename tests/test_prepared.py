@@ -141,9 +141,10 @@ def test_threads():
 def test_errors():
     s = np.array([0.1, 0.2, 0.3], np.float32)
     q = qsimd.Quantizer(s, axis=1)
-    with pytest.raises(ValueError, match=r"x has shape \(2, 4\).*x.shape\[1\] == 3"):
+    with pytest.raises(ValueError, match=r"^x of shape \(2, 4\) does not fit this Quantizer's "
+                                         r"parameters: scale has 3 entries but x.shape\[1\] is 4"):
         q(np.zeros((2, 4), np.float32))
-    with pytest.raises(ValueError, match=r"x has shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"^x of shape \(3,\) does not fit.*axis 1 is out"):
         q(np.zeros(3, np.float32))   # axis 1 out of range for 1-D x
     with pytest.raises(TypeError, match="x must be"):
         q(np.zeros((2, 3), np.float64))
@@ -192,5 +193,6 @@ def test_errors():
     with pytest.raises(ValueError, match="zero_point has type uint8 but x has type int8"):
         dq(np.zeros(3, np.int8))
     dqa = qsimd.Dequantizer(s, axis=0)
-    with pytest.raises(ValueError, match=r"x has shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"^x of shape \(4,\) does not fit this "
+                                         r"Dequantizer's parameters: scale has 3 entries"):
         dqa(np.zeros(4, np.uint8))

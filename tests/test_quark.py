@@ -378,6 +378,20 @@ def test_mx_bfp_errors():
     quark.bfp_quantize_dequantize(x, block_size=8, sub_block_size=3)
 
 
+@pytest.mark.parametrize("name", ["\ud800", "fp8_e4m3\udfff", "a\0b"])
+def test_mx_bfp_unencodable_names(name):
+    """Names without UTF-8 (lone surrogates) or holding NUL: a ValueError naming the argument
+    and showing the value, from the fast path as from the general one."""
+    x = np.ones((2, 8), np.float32)
+    for args in ((x,), (x.astype(np.float16),)):   # fast path, general path
+        with pytest.raises(ValueError, match=r"^element_dtype must be one of .*, got '"):
+            quark.mx_quantize_dequantize(*args, name)
+        with pytest.raises(ValueError, match=r"^bfp_method must be .*, got '"):
+            quark.bfp_quantize_dequantize(*args, name)
+    with pytest.raises(ValueError, match=r"^element_dtype must be one of .*, got '"):
+        quark.quantize_mx(x, name)
+
+
 @pytest.mark.parametrize("shape,axis,bs", [((600, 1000), 1, 32), ((1000, 3, 199), 2, 16),
                                            ((7, 5000, 17), 1, 32), ((3000, 200), 0, 7)])
 def test_mx_bfp_threads(isa, shape, axis, bs):

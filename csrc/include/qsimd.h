@@ -76,7 +76,9 @@ typedef enum qsimd_status {
     QSIMD_ERR_UNAVAILABLE = 4   /* an instruction set this CPU cannot run */
 } qsimd_status;
 
-/* Filled on failure when the caller passes one; may be NULL. */
+/* Filled on failure when the caller passes one; may be NULL. The message names the argument
+ * at fault as the Python API does (y's type is "output_dtype", ONNX's attribute), what was
+ * expected and the offending value or shapes: the Python package raises these messages. */
 typedef struct qsimd_error {
     int code;
     char message[256];

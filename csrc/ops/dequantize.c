@@ -55,17 +55,20 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     case QSIMD_FLOAT16: dk = QK_D_F16; break;     /* AMD Quark */
     case QSIMD_BFLOAT16: dk = QK_D_BF16; break;   /* AMD Quark */
     default:
-        return qs_fail(err, QSIMD_ERR_TYPE, "x of type %s is not supported by "
-                       "dequantize_linear", qs_dtype_name(x->dtype));
+        return qs_fail(err, QSIMD_ERR_TYPE, "x must have a quantized type (uint8, int8, "
+                       "uint16, int16, uint4, int4, uint2, int2, int32, uint32, float8_e4m3fn, "
+                       "float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, "
+                       "float6_e2m3fn, float6_e3m2fn, float16 or bfloat16), got %s",
+                       qs_dtype_name(x->dtype));
     }
     if (scale->dtype != QSIMD_FLOAT && scale->dtype != QSIMD_FLOAT16 &&
         scale->dtype != QSIMD_BFLOAT16 && scale->dtype != QSIMD_FLOAT8E8M0)
         return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16 or "
-                       "float8e8m0, got %s", qs_dtype_name(scale->dtype));
+                       "float8_e8m0fnu, got %s", qs_dtype_name(scale->dtype));
     int ok = out_kind(y->dtype);
     if (ok < 0)
         return qs_fail(err, QSIMD_ERR_TYPE, "output type must be float32, float16, bfloat16 "
-                       "or float8e8m0, got %s", qs_dtype_name(y->dtype));
+                       "or float8_e8m0fnu, got %s", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != x->dtype)
         return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but x has type %s",
                        qs_dtype_name(zero_point->dtype), qs_dtype_name(x->dtype));

@@ -243,15 +243,16 @@ int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
     int32_t qmin, qmax;
     if ((y->dtype != QSIMD_UINT8 && y->dtype != QSIMD_INT8 && y->dtype != QSIMD_UINT4 &&
          y->dtype != QSIMD_INT4) || y->packed)
-        return qs_fail(err, QSIMD_ERR_TYPE, "y must be uint8, int8, uint4 or int4 (one per "
-                       "byte), got %s%s", qs_dtype_name(y->dtype), y->packed ? " packed" : "");
+        return qs_fail(err, QSIMD_ERR_TYPE, "output_dtype (y's type) must be uint8, int8, "
+                       "uint4 or int4, one per byte, got %s%s", qs_dtype_name(y->dtype),
+                       y->packed ? " packed" : "");
     qs_int_range(y->dtype, &qmin, &qmax);
     if (opt->symmetric != 0 && opt->symmetric != 1)
         return qs_fail(err, QSIMD_ERR_VALUE, "symmetric must be 0 or 1, got %d",
                        (int)opt->symmetric);
     if (opt->symmetric && qmin == 0)
-        return qs_fail(err, QSIMD_ERR_VALUE, "symmetric quantization needs a signed output "
-                       "type (int8 or int4), got %s", qs_dtype_name(y->dtype));
+        return qs_fail(err, QSIMD_ERR_VALUE, "symmetric needs a signed output_dtype (int8 or "
+                       "int4), got %s", qs_dtype_name(y->dtype));
     if (!opt->symmetric && !zero_point)
         return qs_fail(err, QSIMD_ERR_VALUE, "zero_point is required unless symmetric");
     if (scale->dtype != QSIMD_FLOAT)

@@ -21,10 +21,11 @@ int qs_make_plan(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_t
     if (zp) {
         int same = nz == ns && zp->ndim == scale->ndim;
         for (int i = 0; same && i < zp->ndim; i++) same = dim(zp, i) == dim(scale, i);
+        char zs[QS_SHAPE_CHARS], ss[QS_SHAPE_CHARS];
         if (!same && !(nz == 1 && ns == 1))
-            return qs_fail(err, QSIMD_ERR_VALUE,
-                           "zero_point must have the shape of scale (%zu vs %zu elements%s)",
-                           nz, ns, nz == ns ? ", different shapes" : "");
+            return qs_fail(err, QSIMD_ERR_VALUE, "zero_point must have the shape of scale "
+                           "((%s) vs (%s))", qs_shape_str(zp, zs, sizeof zs),
+                           qs_shape_str(scale, ss, sizeof ss));
     }
     if (ns == 1) {   /* one element: per-tensor whatever axis and block_size say (as ONNX) */
         plan->kind = QS_PER_TENSOR;

@@ -71,7 +71,7 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                        "got %s", qs_dtype_name(x->dtype));
     if (x_kind(scale->dtype) < 0 && scale->dtype != QSIMD_FLOAT8E8M0)
         return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, int32 "
-                       "or float8e8m0, got %s", qs_dtype_name(scale->dtype));
+                       "or float8_e8m0fnu, got %s", qs_dtype_name(scale->dtype));
     if (opt->precision != 0 && opt->precision != QSIMD_FLOAT &&
         opt->precision != QSIMD_FLOAT16 && opt->precision != QSIMD_BFLOAT16)
         return qs_fail(err, QSIMD_ERR_TYPE, "precision must be float32, float16 or bfloat16, "
@@ -87,10 +87,10 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     int packed = bits < 8 && y->packed;
     int yk = output_kind(y->dtype, packed, &qmin, &qmax);
     if (yk < 0)
-        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported by "
-                       "quantize_linear", qs_dtype_name(y->dtype));
+        return qs_fail(err, QSIMD_ERR_TYPE, "output type %s is not supported (supported: "
+                       QS_Q_OUTPUT_NAMES ")", qs_dtype_name(y->dtype));
     if (zero_point && zero_point->dtype != y->dtype)
-        return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but the output type is %s",
+        return qs_fail(err, QSIMD_ERR_VALUE, "zero_point has type %s but output_dtype is %s",
                        qs_dtype_name(zero_point->dtype), qs_dtype_name(y->dtype));
     qs_plan plan;
     int rc = qs_make_plan(x, scale, zero_point, opt->axis, opt->block_size, &plan, err);

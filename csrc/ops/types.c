@@ -46,6 +46,17 @@ const char *qs_dtype_name(int32_t t)
     }
 }
 
+const char *qs_shape_str(const qsimd_tensor *t, char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < t->ndim && k < size; i++)   /* as Python prints a tuple: (3,) (2, 3) */
+        k += (size_t)snprintf(buf + k, size - k, "%s%lld", i ? ", " : "",
+                              (long long)t->shape[i]);
+    if (k < size) snprintf(buf + k, size - k, "%s", t->ndim == 1 ? "," : "");
+    return buf;
+}
+
 int qs_is_subbyte(int32_t t)
 {
     return t == QSIMD_UINT4 || t == QSIMD_INT4 || t == QSIMD_UINT2 || t == QSIMD_INT2 ||

@@ -25,6 +25,15 @@ int qs_fail(qsimd_error *err, int code, const char *fmt, ...)
     ;
 
 const char *qs_dtype_name(int32_t dtype);
+/* QuantizeLinear's output types, for the message refusing another (which must fit
+ * qsimd_error's 256 bytes with any type's name) */
+#define QS_Q_OUTPUT_NAMES "uint8, int8, uint16, int16, uint4, int4, uint2, int2, " \
+    "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, " \
+    "float6_e2m3fn, float6_e3m2fn, int32, uint32, float16 or bfloat16"
+/* A tensor's shape as Python prints a tuple, without the parentheses ("3," "2, 3" ""):
+ * messages name the shapes they compare. */
+#define QS_SHAPE_CHARS 128
+const char *qs_shape_str(const qsimd_tensor *t, char *buf, size_t size);
 int qs_is_subbyte(int32_t dtype);            /* 4- and 2-bit types */
 unsigned qs_bits(int32_t dtype);             /* element width in bits (0: unknown) */
 int qs_int_range(int32_t dtype, int32_t *qmin, int32_t *qmax);   /* 0: not an int type <= 16 bit */

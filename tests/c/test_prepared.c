@@ -96,8 +96,9 @@ int main(void)
     CHECK(qsimd_prepare_quantize(&ts, &tz, QSIMD_INT8, 0, NULL, &p, &err) == QSIMD_ERR_VALUE);
     CHECK(strstr(err.message, "zero_point has type uint8") != NULL);
     CHECK(qsimd_prepare_quantize(&tsa, &tz, QSIMD_UINT8, 0, NULL, &p, &err) == QSIMD_ERR_VALUE);
-    CHECK(strstr(err.message, "zero_point must have the shape of scale") != NULL);
+    CHECK(strstr(err.message, "zero_point must have the shape of scale (() vs (3,))") != NULL);
     CHECK(qsimd_prepare_quantize(&ts, NULL, QSIMD_FLOAT, 0, NULL, &p, &err) == QSIMD_ERR_TYPE);
+    CHECK(strstr(err.message, "output type float32 is not supported (supported: uint8, ") != NULL);
     qsimd_prepared_free(NULL);
 
     /* one prepared object, four threads */
