@@ -130,7 +130,7 @@ int qs_params_check(const qs_psrc *src, qsimd_error *err)
     case QSIMD_FLOAT8E8M0: break;
     default:
         return qs_fail(err, QSIMD_ERR_TYPE, "scale must be float32, float16, bfloat16, int32 "
-                       "or float8e8m0, got %s", qs_dtype_name(src->scale->dtype));
+                       "or float8_e8m0fnu, got %s", qs_dtype_name(src->scale->dtype));
     }
     const qsimd_tensor *t = src->zp;
     if (!t) return QSIMD_OK;
