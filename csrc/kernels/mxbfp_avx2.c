@@ -85,6 +85,12 @@ MV_INLINE mvi mv_reduce(const mvi *f)
 }
 /* lane l: lane idx[l] of v (the exponents of a group's blocks to each vector's lanes) */
 #define MV_PERM(v, idx) _mm256_permutevar8x32_epi32(v, idx)
+/* lane l: lane idx[l] & 7 of a (idx[l] < 8) or of b (8 <= idx[l] < 16): bit 3 to the sign */
+#define MV_PERM2(a, b, idx)                                                              \
+    _mm256_castps_si256(_mm256_blendv_ps(                                                \
+        _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(a, idx)),                        \
+        _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(b, idx)),                        \
+        _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28))))
 MV_INLINE mvi mv_first(mvi v, size_t k) { return _mm256_and_si256(v, mv_firstm(k)); }
 MV_INLINE mvf mv_ldpart(const float *p, size_t k) { return _mm256_maskload_ps(p, mv_firstm(k)); }
 /* the first k < 8 lanes, in pieces of 4, 2 and 1 (a masked store is slow on AMD cores) */

@@ -156,6 +156,10 @@ MV_INLINE mvi mv_reduce(const mvi *f)
                             _mm512_shuffle_i32x4(c[0], c[1], 0xdd));
 }
 
+/* lane l: lane idx[l] of v; of a (idx[l] < 16) or b (16 <= idx[l] < 32) */
+#define MV_PERM(v, idx) _mm512_permutexvar_epi32(idx, v)
+#define MV_PERM2(a, b, idx) _mm512_permutex2var_epi32(a, idx, b)
+
 /* Four MX blocks of 32 along a row, the float kinds and int8 with rounding mode 0 (Quark's
  * default), in registers: the same results as the fast kinds of mxbfp_simd.h (the block's
  * constants from its largest exponent field M, in the same fast ranges), with the larger and

@@ -465,6 +465,26 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
 #define MV_GMAX 4
 #endif
 
+/* The exponent fields (mv_exp_of) of MV_W blocks of n <= MV_GMAX MV_W elements at x + j st,
+ * j < MV_W: lane j block j's. Each block's last vector first (whole: the caller keeps it inside
+ * the data; its lanes past the block's end masked out), then the others: a loop over the
+ * vectors around one over the blocks keeps the maxima in registers. One function for every
+ * kind (it does not depend on it). */
+MV_NOINLINE mvi mv_maxes(const float *x, size_t st, size_t n)
+{
+    size_t last = (n - 1) / MV_W * MV_W;
+    mvi am = mv_first(mv_u(MV_ABS), n - last), acc[MV_W];
+    MV_UNROLL
+    for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(x + j * st + last)), am);
+#if MV_GMAX > 1
+    for (size_t g = 0; g < last; g += MV_W) {
+        MV_UNROLL
+        for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(x + j * st + g)));
+    }
+#endif
+    return mv_exp_of(mv_reduce(acc));
+}
+
 /* `count` blocks of n <= MV_GMAX MV_W elements at x + i st, i < count, in memory order
  * (nothing past `end` is touched), MV_W at a time: each block's G = ceil(n / MV_W) vectors
  * (the lanes of the last one past the block's end masked out) reduced to one vector of
@@ -482,51 +502,17 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
     size_t last = (n - 1) / MV_W * MV_W, kl = n - last, i = 0;   /* the last vector: kl lanes */
     mvi am = mv_first(mv_u(MV_ABS), kl);
     mvm fm = mv_firstm(kl);
-#if defined(MV_PERM)
-    /* Blocks that follow each other and end inside vectors (or are at most one): the MV_W
-     * blocks of a group fill n vectors, lane l of vector v belonging to block (v MV_W + l) / n;
-     * each vector takes its lanes' exponents from the group's by a permutation, no blend */
-    uint32_t pidx[MV_GMAX * MV_W * MV_W];
-    int perm = K != MV_PRIME && st == n && (n <= MV_W || n % MV_W);
-    if (perm)
-        for (size_t l = 0; l < n * MV_W; l++) pidx[l] = (uint32_t)(l / n);
-#endif
     for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + last + MV_W);
          i += MV_W) {
         const float *xg = x + i * st;
         float *yg = y + i * st;
-        mvi f[MV_W];
         uint32_t mx[MV_W];
         mv_par p;
-        /* the last vectors first (masked), then the others: a loop over the vectors around
-         * one over the blocks keeps the maxima in registers (an array of its own: f's
-         * address is taken) */
-        mvi acc[MV_W];
-        MV_UNROLL
-        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(xg + j * st + last)), am);
-#if MV_GMAX > 1
-        for (size_t g = 0; g < last; g += MV_W) {
-            MV_UNROLL
-            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(xg + j * st + g)));
-        }
-#endif
-        MV_UNROLL
-        for (int j = 0; j < MV_W; j++) f[j] = acc[j];
-        mvi all = mv_exp_of(mv_reduce(f));
+        mvi all = mv_maxes(xg, st, n);
         if (!mv_in_range(K, all, c)) {   /* NaN / inf or extreme values: rare */
             for (int j = 0; j < MV_W; j++) qk_mxbfp_scalar(xg + j * st, yg + j * st, 1, n, 1, cp);
             continue;
         }
-#if defined(MV_PERM)
-        if (perm) {
-            for (size_t v = 0; v < n; v++) {
-                mvi M = MV_PERM(all, mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W))));
-                mv_params(K, R, M, c, &p);
-                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_ldf(xg + v * MV_W), &p, c));
-            }
-            continue;
-        }
-#endif
         mv_sti(mx, all);
         for (int j = 0; j < MV_W; j++) {
             const float *xj = xg + j * st;
@@ -560,6 +546,57 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
     return i;
 }
 
+#if defined(MV_PERM)
+/* Rows of L elements (a stream of equal blocks: L the block; or the rows of the call) in
+ * groups of MV_W rows, which fill L vectors exactly, with at most two blocks per row: block 0
+ * the first min(bs, L) columns, block 1 the rest. Each block's maxima over the group's rows
+ * come from one reduction (the lanes of its last vector past its end loaded as zeros), and
+ * each vector takes its lanes' exponents from them by a permutation (lane l of vector v is
+ * row (v MV_W + l) / L): whole vectors only, no blend, for blocks that end inside vectors
+ * (rows of 7 or 14, blocks of 8 over rows of 14, blocks of 8 on 16 lanes). to_bfp_prime only
+ * with its sub-blocks whole aligned groups of lanes (the caller checks). Groups out of range
+ * go to the scalar kernel. Returns the rows done (a multiple of MV_W). */
+MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t rows, size_t L,
+                          const qk_mxbfp *cp)
+{
+    /* a group's last reads reach up to MV_W elements past it (mv_maxes): one more vector in
+     * the data, else the caller does that group */
+    rows = rows > (MV_W + L - 1) / L ? rows - (MV_W + L - 1) / L : 0;
+    qk_mxbfp cc = *cp;
+    const qk_mxbfp *c = &cc;
+    size_t bs = c->block < L ? c->block : L, nb = bs < L ? 2 : 1, i = 0;
+    uint32_t pidx[MV_GMAX * MV_W * MV_W];   /* the permutations: row, + MV_W in block 1 */
+    for (size_t l = 0; l < L * MV_W; l++)
+        pidx[l] = (uint32_t)(l / L + (l % L >= bs ? MV_W : 0));
+    for (; i + MV_W <= rows; i += MV_W) {
+        const float *xg = x + i * L;
+        float *yg = y + i * L;
+        mvi all[2];
+        int ok = 1;
+        for (size_t b = 0; b < nb && ok; b++) {
+            all[b] = mv_maxes(xg + b * bs, L, b ? L - bs : bs);
+            ok = mv_in_range(K, all[b], c);
+        }
+        if (!ok) {
+            qk_mxbfp_scalar(xg, yg, MV_W, L, 1, cp);   /* NaN / inf or extreme values: rare */
+            continue;
+        }
+        for (size_t v = 0; v < L; v++) {
+            mvi idx = mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W)));
+            mvi M = nb > 1 ? MV_PERM2(all[0], all[1], idx) : MV_PERM(all[0], idx);
+            mvf in = mv_ldf(xg + v * MV_W);
+            mv_par p;
+            if (K == MV_PRIME)
+                mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p);
+            else
+                mv_params(K, R, M, c, &p);
+            mv_stf(yg + v * MV_W, mv_apply(K, R, in, &p, c));
+        }
+    }
+    return i;
+}
+#endif
+
 typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
                                const float *end, const qk_mxbfp *c);
 
@@ -569,8 +606,11 @@ typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st
 typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
                           const qk_mxbfp *c);
 
-MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const float *x,
-                       float *y, size_t outer, size_t len, const qk_mxbfp *cp)
+typedef size_t (*mv_group_fn)(const float *x, float *y, size_t rows, size_t L,
+                              const qk_mxbfp *c);
+
+MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_one_fn one,
+                       const float *x, float *y, size_t outer, size_t len, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
@@ -584,6 +624,24 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const f
     if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len >= 128) fam = 0;
 #endif
 #define MV_ONE(xb, yb, n) one(xb, yb, n, end, cp)
+    (void)group;
+#if defined(MV_PERM)
+    if (fam) {
+        /* blocks that end inside vectors: groups of rows of L, L a block of a stream of equal
+         * blocks or a row of two blocks (to_bfp_prime: its sub-blocks aligned groups of lanes) */
+        size_t L = rem == 0 || len <= bs ? most : len, ks = c->sub_block, i;
+        if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || (L > bs && bs % MV_W)) &&
+            (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0))) {
+            size_t rows = outer * (len / L);
+            i = group(x, y, rows, L, cp);
+            if (L == most) {   /* the last blocks of the stream */
+                for (; i < rows; i++) MV_ONE(x + i * L, y + i * L, L);
+                return;
+            }
+            x += i * len, y += i * len, outer -= i;   /* the last rows below */
+        }
+    }
+#endif
     if (fam && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
         size_t count = outer * (len / most), i = family(x, y, count, most, most, end, cp);
         for (; i < count; i++) MV_ONE(x + i * most, y + i * most, most);
@@ -635,6 +693,18 @@ static int mv_prime_rows_ok(const qk_mxbfp *c)
 
 typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                           const qk_mxbfp *c);
+#if defined(MV_PERM)
+#define MV_GROUP_DEF(K, R, N)                                                            \
+    MV_NOINLINE size_t mv_group_##N(const float *x, float *y, size_t rows, size_t L,      \
+                               const qk_mxbfp *c)                                        \
+    {                                                                                    \
+        return mv_group(K, R, x, y, rows, L, c);                                         \
+    }
+#define MV_GROUP_PTR(N) mv_group_##N
+#else
+#define MV_GROUP_DEF(K, R, N)
+#define MV_GROUP_PTR(N) ((mv_group_fn)0)
+#endif
 #define MV_RUN(K, R, N)                                                                  \
     static size_t mv_family_##N(const float *x, float *y, size_t count, size_t st,        \
                                 size_t n, const float *end, const qk_mxbfp *c)           \
@@ -646,11 +716,14 @@ typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, si
     {                                                                                    \
         if (!mv_rblock(K, R, x, y, n, end, c)) qk_mxbfp_scalar(x, y, 1, n, 1, c);        \
     }                                                                                    \
+    MV_GROUP_DEF(K, R, N)                                                                \
     static void mv_run_##N(const float *x, float *y, size_t outer, size_t len,            \
                            size_t inner, const qk_mxbfp *c)                              \
     {                                                                                    \
-        if (inner == 1) mv_rows(K, R, mv_family_##N, mv_one_##N, x, y, outer, len, c);   \
-        else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
+        if (inner == 1)                                                                  \
+            mv_rows(K, R, mv_family_##N, MV_GROUP_PTR(N), mv_one_##N, x, y, outer, len, c); \
+        else                                                                             \
+            mv_vert(K, R, x, y, outer, len, inner, c);                                   \
     }
 /* The kinds compiled: rounding modes 0, 2 and 1 of int8 and 0 of to_bfp (Quark's default)
  * fixed at compile time, the other modes of to_bfp and to_bfp_prime with the mode read per
