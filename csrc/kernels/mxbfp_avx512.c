@@ -160,6 +160,27 @@ MV_INLINE mvi mv_reduce(const mvi *f)
 #define MV_PERM(v, idx) _mm512_permutexvar_epi32(idx, v)
 #define MV_PERM2(a, b, idx) _mm512_permutex2var_epi32(a, idx, b)
 
+/* mv_reduce without its last step: the maxima of the halves of f[r] (lanes 0-7: h = 0, 8-15:
+ * h = 1), (r, h) at lane MV_HALF_IDX(r, h) of the pair h[0], h[1] */
+#define MV_HALF_IDX(r, h) ((r) / 4 * 8 + (h) * 4 + (r) % 4)
+MV_INLINE void mv_halves(const __m512i *f, __m512i *h)
+{
+    __m512i a[8], b[4];
+    MV_UNROLL
+    for (int i = 0; i < 8; i++)
+        a[i] = _mm512_max_epu32(_mm512_unpacklo_epi32(f[2 * i], f[2 * i + 1]),
+                                _mm512_unpackhi_epi32(f[2 * i], f[2 * i + 1]));
+    MV_UNROLL
+    for (int i = 0; i < 4; i++)
+        b[i] = _mm512_max_epu32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    MV_UNROLL
+    for (int i = 0; i < 2; i++)
+        h[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0x88),
+                                _mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0xdd));
+}
+#define MV_HALVES mv_halves
+
 /* Four MX blocks of 32 along a row, the float kinds and int8 with rounding mode 0 (Quark's
  * default), in registers: the same results as the fast kinds of mxbfp_simd.h (the block's
  * constants from its largest exponent field M, in the same fast ranges), with the larger and

@@ -547,38 +547,72 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
 }
 
 #if defined(MV_PERM)
-/* Rows of L elements (a stream of equal blocks: L the block; or the rows of the call) in
- * groups of MV_W rows, which fill L vectors exactly, with at most two blocks per row: block 0
- * the first min(bs, L) columns, block 1 the rest. Each block's maxima over the group's rows
- * come from one reduction (the lanes of its last vector past its end loaded as zeros), and
- * each vector takes its lanes' exponents from them by a permutation (lane l of vector v is
- * row (v MV_W + l) / L): whole vectors only, no blend, for blocks that end inside vectors
- * (rows of 7 or 14, blocks of 8 over rows of 14, blocks of 8 on 16 lanes). to_bfp_prime only
- * with its sub-blocks whole aligned groups of lanes (the caller checks). Groups out of range
- * go to the scalar kernel. Returns the rows done (a multiple of MV_W). */
-MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t rows, size_t L,
-                          const qk_mxbfp *cp)
+#if defined(MV_HALVES)
+/* The exponent fields of the two halves (lanes 0 .. MV_W / 2 - 1 and the rest) of MV_W rows
+ * of L <= MV_W elements at x + j L (lanes past L as zeros; the caller keeps the whole vectors
+ * inside the data): (row j, half h) at lane MV_HALF_IDX(j, h) of h[0], h[1]. */
+MV_NOINLINE void mv_maxes_halves(const float *x, size_t L, mvi *h)
 {
-    /* a group's last reads reach up to MV_W elements past it (mv_maxes): one more vector in
-     * the data, else the caller does that group */
-    rows = rows > (MV_W + L - 1) / L ? rows - (MV_W + L - 1) / L : 0;
+    mvi am = mv_first(mv_u(MV_ABS), L), acc[MV_W];
+    MV_UNROLL
+    for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(x + j * L)), am);
+    MV_HALVES(acc, h);
+    h[0] = mv_exp_of(h[0]);
+    h[1] = mv_exp_of(h[1]);
+}
+#endif
+
+/* Rows of Lr elements with blocks of bs = min(c->block, Lr) from each row's start (a stream of
+ * equal blocks: Lr the block; or the rows of the call), in groups of MV_W units of L = Lr or
+ * 2 Lr elements (a unit of two blocks of half a vector each: MV_HALVES), which fill L vectors
+ * exactly, at most two blocks per unit: block 0 the first min(bs, L) columns, block 1 the rest.
+ * The blocks' maxima over the group's units come from one reduction per block (mv_maxes, the
+ * lanes of a block's last vector past its end zeros; or one for both halves), and each vector
+ * takes its lanes' exponents from them by a permutation (lane l of vector v is unit
+ * (v MV_W + l) / L): whole vectors only, no blend, for blocks that end inside vectors (rows of
+ * 7 or 14, blocks of 8 over rows of 14, blocks of 8 on 16 lanes). to_bfp_prime only with its
+ * sub-blocks whole aligned groups of lanes (the caller checks). Groups out of range go to the
+ * scalar kernel. Returns the units done (a multiple of MV_W). */
+MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t units, size_t L,
+                          size_t Lr, const qk_mxbfp *cp)
+{
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
-    size_t bs = c->block < L ? c->block : L, nb = bs < L ? 2 : 1, i = 0;
-    uint32_t pidx[MV_GMAX * MV_W * MV_W];   /* the permutations: row, + MV_W in block 1 */
-    for (size_t l = 0; l < L * MV_W; l++)
-        pidx[l] = (uint32_t)(l / L + (l % L >= bs ? MV_W : 0));
-    for (; i + MV_W <= rows; i += MV_W) {
+    size_t bs = c->block < Lr ? c->block : Lr, nb = bs < L ? 2 : 1, i = 0;
+    uint32_t pidx[MV_GMAX * MV_W * MV_W];   /* the permutations: unit, + MV_W in block 1 */
+    /* a group's last reads reach up to MV_W elements past it: one more vector in the data,
+     * else the caller does that group */
+    units = units > (MV_W + L - 1) / L ? units - (MV_W + L - 1) / L : 0;
+#if defined(MV_HALVES)
+    int half = nb == 2 && 2 * bs == MV_W && L <= MV_W;
+#endif
+    for (size_t l = 0; l < L * MV_W; l++) {
+        size_t u = l / L, b = l % L >= bs;
+#if defined(MV_HALVES)
+        if (half) {
+            pidx[l] = (uint32_t)MV_HALF_IDX(u, b);
+            continue;
+        }
+#endif
+        pidx[l] = (uint32_t)(u + b * MV_W);
+    }
+    for (; i + MV_W <= units; i += MV_W) {
         const float *xg = x + i * L;
         float *yg = y + i * L;
         mvi all[2];
         int ok = 1;
-        for (size_t b = 0; b < nb && ok; b++) {
-            all[b] = mv_maxes(xg + b * bs, L, b ? L - bs : bs);
-            ok = mv_in_range(K, all[b], c);
-        }
-        if (!ok) {
-            qk_mxbfp_scalar(xg, yg, MV_W, L, 1, cp);   /* NaN / inf or extreme values: rare */
+#if defined(MV_HALVES)
+        if (half) {
+            mv_maxes_halves(xg, L, all);
+            ok = mv_in_range(K, all[0], c) && mv_in_range(K, all[1], c);
+        } else
+#endif
+            for (size_t b = 0; b < nb && ok; b++) {
+                all[b] = mv_maxes(xg + b * bs, L, b ? L - bs : bs);
+                ok = mv_in_range(K, all[b], c);
+            }
+        if (!ok) {   /* NaN / inf or extreme values: rare */
+            qk_mxbfp_scalar(xg, yg, MV_W * (L / Lr), Lr, 1, cp);
             continue;
         }
         for (size_t v = 0; v < L; v++) {
@@ -606,7 +640,7 @@ typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st
 typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
                           const qk_mxbfp *c);
 
-typedef size_t (*mv_group_fn)(const float *x, float *y, size_t rows, size_t L,
+typedef size_t (*mv_group_fn)(const float *x, float *y, size_t units, size_t L, size_t Lr,
                               const qk_mxbfp *c);
 
 MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_one_fn one,
@@ -629,11 +663,14 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_
     if (fam) {
         /* blocks that end inside vectors: groups of rows of L, L a block of a stream of equal
          * blocks or a row of two blocks (to_bfp_prime: its sub-blocks aligned groups of lanes) */
-        size_t L = rem == 0 || len <= bs ? most : len, ks = c->sub_block, i;
+        size_t L = rem == 0 || len <= bs ? most : len, ks = c->sub_block, i, u = 1;
         if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || (L > bs && bs % MV_W)) &&
             (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0))) {
             size_t rows = outer * (len / L);
-            i = group(x, y, rows, L, cp);
+#if defined(MV_HALVES)
+            if (L == most && 2 * L == MV_W) u = 2;   /* blocks of half a vector: in pairs */
+#endif
+            i = group(x, y, rows / u, u * L, L, cp) * u;
             if (L == most) {   /* the last blocks of the stream */
                 for (; i < rows; i++) MV_ONE(x + i * L, y + i * L, L);
                 return;
@@ -695,10 +732,10 @@ typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, si
                           const qk_mxbfp *c);
 #if defined(MV_PERM)
 #define MV_GROUP_DEF(K, R, N)                                                            \
-    MV_NOINLINE size_t mv_group_##N(const float *x, float *y, size_t rows, size_t L,      \
-                               const qk_mxbfp *c)                                        \
+    MV_NOINLINE size_t mv_group_##N(const float *x, float *y, size_t units, size_t L,     \
+                                    size_t Lr, const qk_mxbfp *c)                        \
     {                                                                                    \
-        return mv_group(K, R, x, y, rows, L, c);                                         \
+        return mv_group(K, R, x, y, units, L, Lr, c);                                    \
     }
 #define MV_GROUP_PTR(N) mv_group_##N
 #else
