@@ -160,6 +160,18 @@ MV_INLINE mvi mv_reduce(const mvi *f)
 #define MV_PERM(v, idx) _mm512_permutexvar_epi32(idx, v)
 #define MV_PERM2(a, b, idx) _mm512_permutex2var_epi32(a, idx, b)
 
+/* mxbfp_simd.h's forms by vpternlogd (k | (x & sign)) and vrangeps (imm 2: the smaller
+ * magnitude, 3: the larger, with the first operand's sign) */
+#define MV_SIGNOR(x, h)                                                                  \
+    _mm512_castsi512_ps(_mm512_ternarylogic_epi32(h, _mm512_castps_si512(x),            \
+                                                  mv_seti(0x80000000u), 0xf8))
+#define MV_CLAMP(q, m) _mm512_range_ps(q, _mm512_set1_ps(m), 0x02)
+#define MV_FLOOR_G(x, e)                                                                 \
+    _mm512_range_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),         \
+                                                         mv_seti(0xff800000u))),         \
+                    _mm512_castsi512_ps(e), 0x03)
+#define MV_MAXMAG(r, f, x) _mm512_range_ps(r, _mm512_castsi512_ps(f), 0x02)
+
 /* mv_reduce without its last step: the maxima of the halves of f[r] (lanes 0-7: h = 0, 8-15:
  * h = 1), (r, h) at lane MV_HALF_IDX(r, h) of the pair h[0], h[1] */
 #define MV_HALF_IDX(r, h) ((r) / 4 * 8 + (h) * 4 + (r) % 4)

@@ -181,6 +181,21 @@ MV_INLINE void mv_prime_params(mvi M, mvi ms, const qk_mxbfp *c, mv_par *p)
     p->a = mv_i2f(mv_sub(mv_u(MV_F(254)), q));
 }
 
+/* Forms a layer may give in fewer instructions (AVX-512: vpternlogd, vrangeps), with the
+ * same bits:
+ *   MV_SIGNOR(x, h): (x & sign) | h, h an mvi without its sign bit;
+ *   MV_CLAMP(q, m): q clamped to [-m, m], m > 0 a float;
+ *   MV_FLOOR_G(x, e): x's sign on max(2^(x's exponent), e), e a power of two as bits;
+ *   MV_MAXMAG(r, f, x): r (of x's sign, or +0) at most the magnitude f (bits). */
+#if !defined(MV_SIGNOR)
+#define MV_SIGNOR(x, h) mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), h))
+#define MV_CLAMP(q, m) mv_maxf(mv_minf(q, mv_setf(m)), mv_setf(-(m)))
+#define MV_FLOOR_G(x, e)                                                                 \
+    mv_i2f(mv_or(mv_maxu(mv_and(mv_f2i(x), mv_u(MV_EXP)), e), mv_and(mv_f2i(x), mv_u(MV_SIGN))))
+/* the smaller of r and +-f as bits is the smaller magnitude */
+#define MV_MAXMAG(r, f, x) mv_i2f(mv_minu(mv_f2i(r), mv_or(f, mv_and(mv_f2i(x), mv_u(MV_SIGN)))))
+#endif
+
 /* One vector of elements of a block in range (to_bfp / prime: already at bfloat16 precision
  * when asked). */
 MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
@@ -189,7 +204,7 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
     case MV_I8: {   /* mxb_mx_int8 */
         mvf q;
         if (R == 0) {   /* trunc(x f + 0.49999997): one rounding of the scaled value */
-            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
+            mvf h = MV_SIGNOR(x, mv_u(MV_HALF_DOWN));
             q = mv_minf(mv_trunc(mv_fma(x, p->a, h)), mv_setf(127.0f));   /* |q| <= 128 */
         } else {   /* (x a) 64 in two steps, as the scalar form (the sign of an underflow) */
             q = mv_round(mv_mulf(mv_mulf(x, p->a), mv_setf(64.0f)), R, c);
@@ -198,25 +213,20 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
         return mv_mulf(q, p->b);
     }
     case MV_FL: {   /* mxb_mx_float_fast: r = (x + g K) - g K, g = +-max(2^e, F) */
-        mvi sg = mv_and(mv_f2i(x), mv_u(MV_SIGN));
-        mvf g = mv_i2f(mv_or(mv_maxu(mv_and(mv_f2i(x), mv_u(MV_EXP)), p->e), sg));
+        mvf g = MV_FLOOR_G(x, p->e);
         mvf r = mv_fnma(g, p->a, mv_fma(g, p->a, x));
-        /* r has x's sign or is +0: the smaller of it and +-maxs as bits is the smaller
-         * magnitude */
-        return mv_i2f(mv_minu(mv_f2i(r), mv_or(p->f, sg)));
+        return MV_MAXMAG(r, p->f, x);   /* r has x's sign or is +0 */
     }
     case MV_BFP: {   /* mxb_bfp: x / scale is one exact product here */
         mvf q;
         if (R == 0) {   /* trunc(x / scale + copysign(0.5 - 2^-25, x)) in one rounding */
-            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
-            q = mv_trunc(mv_fma(x, p->a, h));
+            q = mv_trunc(mv_fma(x, p->a, MV_SIGNOR(x, mv_u(MV_HALF_DOWN))));
         } else {
             q = mv_round(mv_mulf(x, p->a), R, c);
         }
         /* q scale clamped to +-max_v = +-scale (2^mbits - 1) is q clamped to +-(2^mbits - 1),
          * then times the scale: a product with a power of two, exact here (also for +-0) */
-        float qm = (float)((1u << c->mbits) - 1u);
-        return mv_mulf(mv_maxf(mv_minf(q, mv_setf(qm)), mv_setf(-qm)), p->c);
+        return mv_mulf(MV_CLAMP(q, (float)((1u << c->mbits) - 1u)), p->c);
     }
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
