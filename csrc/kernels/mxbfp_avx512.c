@@ -300,4 +300,5 @@ static int mv_rows128(const float *x, float *y, int is_int8, const qk_mxbfp *c)
  * to_bfp mode 0) take the AVX2 kernel, which every AVX-512 CPU runs: its 8 lanes are enough
  * for them, and the library stays small. */
 #define MV_FALLBACK qk_mxbfp_avx2
+#define MV_PRIME_TOO 1
 #include "mxbfp_simd.h"

@@ -650,6 +650,21 @@ typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st
 typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
                           const qk_mxbfp *c);
 
+#if defined(MV_PERM)
+/* The row length of mv_group for rows of len (0: not its layout): blocks that end inside
+ * vectors, in rows of L, L a block of a stream of equal blocks (len a multiple of the block,
+ * or at most one) or a row of two blocks; to_bfp_prime only with its sub-blocks aligned groups
+ * of lanes. */
+MV_INLINE size_t mv_group_rows(int K, size_t len, const qk_mxbfp *c)
+{
+    size_t bs = c->block, ks = c->sub_block, L = len % bs == 0 || len <= bs ? (bs < len ? bs : len) : len;
+    if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || (L > bs && bs % MV_W)) &&
+        (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0)))
+        return L;
+    return 0;
+}
+#endif
+
 typedef size_t (*mv_group_fn)(const float *x, float *y, size_t units, size_t L, size_t Lr,
                               const qk_mxbfp *c);
 
@@ -671,11 +686,8 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_
     (void)group;
 #if defined(MV_PERM)
     if (fam) {
-        /* blocks that end inside vectors: groups of rows of L, L a block of a stream of equal
-         * blocks or a row of two blocks (to_bfp_prime: its sub-blocks aligned groups of lanes) */
-        size_t L = rem == 0 || len <= bs ? most : len, ks = c->sub_block, i, u = 1;
-        if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || (L > bs && bs % MV_W)) &&
-            (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0))) {
+        size_t L = mv_group_rows(K, len, c), i, u = 1;
+        if (L) {
             size_t rows = outer * (len / L);
 #if defined(MV_HALVES)
             if (L == most && 2 * L == MV_W) u = 2;   /* blocks of half a vector: in pairs */
@@ -728,7 +740,15 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_
 
 /* ------------------------------------------------------------------ entry points */
 
-#if !defined(MV_FALLBACK)
+/* to_bfp_prime compiled: always without a fallback kernel; a layer with one may ask for it
+ * (MV_PRIME_TOO: the kind where its lanes gain the most) */
+#if !defined(MV_FALLBACK) || defined(MV_PRIME_TOO)
+#define MV_HAS_PRIME 1
+#else
+#define MV_HAS_PRIME 0
+#endif
+
+#if MV_HAS_PRIME
 /* Whether the rows form handles this to_bfp_prime layout (sub-blocks aligned in vectors). */
 static int mv_prime_rows_ok(const qk_mxbfp *c)
 {
@@ -783,7 +803,32 @@ MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0 */
 #if !defined(MV_FALLBACK)
 MV_RUN(MV_I8, 1, i8)         /* int8, rounding mode 1 */
 MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
+#endif
+#if !defined(MV_FALLBACK)
 MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
+#elif MV_HAS_PRIME && defined(MV_PERM)
+/* to_bfp_prime with a fallback kernel: along a middle axis, and rows in groups (mv_group);
+ * other rows, and the rows a group leaves, to the fallback (less code) */
+MV_GROUP_DEF(MV_PRIME, -1, prime)
+static void mv_run_prime(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                         const qk_mxbfp *c)
+{
+    size_t L = mv_group_rows(MV_PRIME, len, c), rows, i = 0, u = 1;
+    if (inner != 1) {
+        mv_vert(MV_PRIME, -1, x, y, outer, len, inner, c);
+        return;
+    }
+    if (!L) {
+        MV_FALLBACK(x, y, outer, len, 1, c);
+        return;
+    }
+    rows = outer * (len / L);
+#if defined(MV_HALVES)
+    if (L == (c->block < len ? c->block : len) && 2 * L == MV_W) u = 2;   /* as mv_rows */
+#endif
+    i = mv_group_prime(x, y, rows / u, u * L, L, c) * u;
+    if (i < rows) MV_FALLBACK(x + i * L, y + i * L, rows - i, L, 1, c);
+}
 #endif
 
 /* x at bfloat16 precision into y, n elements */
@@ -824,7 +869,7 @@ void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
 #endif
         break;
     default:
-#if !defined(MV_FALLBACK)
+#if MV_HAS_PRIME
         if (inner == 1 && !mv_prime_rows_ok(c)) {
             qk_mxbfp_scalar(x, y, outer, len, 1, c);
             return;
