@@ -652,13 +652,13 @@ typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
 
 #if defined(MV_PERM)
 /* The row length of mv_group for rows of len (0: not its layout): blocks that end inside
- * vectors, in rows of L, L a block of a stream of equal blocks (len a multiple of the block,
- * or at most one) or a row of two blocks; to_bfp_prime only with its sub-blocks aligned groups
- * of lanes. */
+ * vectors (or blocks of one vector: a permutation is a broadcast), in rows of L, L a block of
+ * a stream of equal blocks (len a multiple of the block, or at most one) or a row of two
+ * blocks; to_bfp_prime only with its sub-blocks aligned groups of lanes. */
 MV_INLINE size_t mv_group_rows(int K, size_t len, const qk_mxbfp *c)
 {
     size_t bs = c->block, ks = c->sub_block, L = len % bs == 0 || len <= bs ? (bs < len ? bs : len) : len;
-    if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || (L > bs && bs % MV_W)) &&
+    if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || L == MV_W || (L > bs && bs % MV_W)) &&
         (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0)))
         return L;
     return 0;
