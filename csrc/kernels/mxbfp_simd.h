@@ -344,36 +344,6 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
  * would not stay in L1). */
 #define MV_MAX_ROWS 4096
 
-/* Columns of a block streamed at most this many at a time (their maxima stay in L1). */
-#define MV_SCOLS 2048
-
-/* n rows of nv vectors of columns (nv MV_W <= MV_SCOLS) at x, row stride st, row after row,
- * twice: the lanes' maxima over the rows, then each row quantized with its lanes' parameters
- * from them. For row strides whose tiles' rows would evict each other (mv_keep): each row is
- * read in order, twice (the second time from L2), and written in order, as a copy does.
- * Returns 0, writing nothing, when some lane's block is out of range. Not to_bfp_prime (its
- * sub-blocks). */
-MV_INLINE int mv_stream(int K, int R, const float *x, float *y, size_t n, size_t st, size_t nv,
-                        const qk_mxbfp *c)
-{
-    mvi A[MV_SCOLS / MV_W];
-    size_t r, v;
-    for (v = 0; v < nv; v++) A[v] = mv_abs(mv_ldf(x + v * MV_W));
-    for (r = 1; r < n; r++)
-        for (v = 0; v < nv; v++) A[v] = mv_maxu(A[v], mv_abs(mv_ldf(x + r * st + v * MV_W)));
-    for (v = 0; v < nv; v++) {
-        A[v] = mv_exp_of(A[v]);
-        if (!mv_in_range(K, A[v], c)) return 0;
-    }
-    for (r = 0; r < n; r++)
-        for (v = 0; v < nv; v++) {
-            mv_par p;
-            mv_params(K, R, A[v], c, &p);
-            mv_stf(y + r * st + v * MV_W, mv_apply(K, R, mv_ldf(x + r * st + v * MV_W), &p, c));
-        }
-    return 1;
-}
-
 /* outer slabs of len rows of `inner` columns, blocks of c->block rows; the tiles out of range
  * go to the scalar kernel. */
 MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, size_t len,
@@ -394,13 +364,6 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 continue;
             }
             size_t col = 0;
-            if (keep && n >= 16 && K != MV_PRIME)
-                while (col + MV_W <= inner) {
-                    size_t nv = (inner - col) / MV_W;
-                    nv = nv < MV_SCOLS / MV_W ? nv : MV_SCOLS / MV_W;
-                    if (!mv_stream(K, R, xb + col, yb + col, n, inner, nv, c)) break;
-                    col += nv * MV_W;
-                }
 #if !defined(MV_TILE1)
             for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
                 if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
