@@ -625,17 +625,24 @@ MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t units, 
             qk_mxbfp_scalar(xg, yg, MV_W * (L / Lr), Lr, 1, cp);
             continue;
         }
-        for (size_t v = 0; v < L; v++) {
-            mvi idx = mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W)));
-            mvi M = nb > 1 ? MV_PERM2(all[0], all[1], idx) : MV_PERM(all[0], idx);
-            mvf in = mv_ldf(xg + v * MV_W);
-            mv_par p;
-            if (K == MV_PRIME)
-                mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p);
-            else
-                mv_params(K, R, M, c, &p);
-            mv_stf(yg + v * MV_W, mv_apply(K, R, in, &p, c));
-        }
+        /* one loop per number of blocks (gcc kept the choice inside the loop) */
+#define MV_GVEC(PERM)                                                                      \
+    for (size_t v = 0; v < L; v++) {                                                       \
+        mvi idx = mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W)));           \
+        mvi M = PERM;                                                                      \
+        mvf in = mv_ldf(xg + v * MV_W);                                                    \
+        mv_par p;                                                                          \
+        if (K == MV_PRIME)                                                                 \
+            mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
+        else                                                                               \
+            mv_params(K, R, M, c, &p);                                                     \
+        mv_stf(yg + v * MV_W, mv_apply(K, R, in, &p, c));                                  \
+    }
+        if (nb > 1)
+            MV_GVEC(MV_PERM2(all[0], all[1], idx))
+        else
+            MV_GVEC(MV_PERM(all[0], idx))
+#undef MV_GVEC
     }
     return i;
 }
