@@ -110,6 +110,8 @@ MV_INLINE void mv_stpart(float *p, mvf v, size_t k)
     if (k) _mm_store_ss(p, h);
 }
 
+/* the last columns of a middle-axis block in the row's last vector, blended (mxbfp_simd.h) */
+#define MV_TAILMASK 1
 #define MXB_NAME qk_mxbfp_avx2
 #define MXB_SCALES qk_mxscales_avx2
 #include "mxbfp_simd.h"

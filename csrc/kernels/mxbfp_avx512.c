@@ -299,6 +299,8 @@ static int mv_rows128(const float *x, float *y, int is_int8, const qk_mxbfp *c)
 /* The settings other than the default ones (int8 rounding modes 0 and 2, float elements,
  * to_bfp mode 0) take the AVX2 kernel, which every AVX-512 CPU runs: its 8 lanes are enough
  * for them, and the library stays small. */
+/* the last columns of a middle-axis block in the row's last vector, blended (mxbfp_simd.h) */
+#define MV_TAILMASK 1
 #define MV_FALLBACK qk_mxbfp_avx2
 #define MV_PRIME_TOO 1
 #include "mxbfp_simd.h"

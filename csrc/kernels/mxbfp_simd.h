@@ -276,10 +276,12 @@ static int mv_keep(size_t inner, size_t n)
  * block maxima a lane-wise max over the rows, then the rows quantized, read again from x or,
  * when `keep`, from a copy made in the first pass. Two vectors (a cache line on AVX2) touch
  * each line of a row once per pass: tiles of one vector would read and write every line
- * twice, in two tiles between which the other rows may have evicted it. Returns 0, writing
- * nothing, when some lane's block is out of range. */
+ * twice, in two tiles between which the other rows may have evicted it. With W = 1, the first
+ * `skip` lanes are columns done before: left out of the maxima (their blocks count as zeros)
+ * and stored back as they are in y. Returns 0, writing nothing, when some lane's block is out
+ * of range. */
 MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, size_t st,
-                      int keep, const qk_mxbfp *c)
+                      int keep, size_t skip, const qk_mxbfp *c)
 {
     mvf stash[2 * MV_STASH];
     mvi A[2] = {mv_u(0u), mv_u(0u)};
@@ -303,12 +305,20 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
             for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_ldf(x + r * st + w * MV_W)));
         }
     }
+    if (skip) A[0] = mv_sel(mv_firstm(skip), mv_u(0u), A[0]);
     MV_UNROLL
     for (int w = 0; w < W; w++) {
         A[w] = mv_exp_of(A[w]);
         if (!mv_in_range(K, A[w], c)) return 0;
     }
 #define MV_ROW(r, w) mv_ldf(src + (r) * sst + (w) * MV_W)
+    /* a row's vector w stored, its first `skip` lanes as they are in y */
+#define MV_ST(r, w, v)                                                                     \
+    do {                                                                                   \
+        float *yp_ = y + (r) * st + (w) * MV_W;                                            \
+        mvf v_ = (v);                                                                      \
+        mv_stf(yp_, skip ? mv_self(mv_firstm(skip), mv_ldf(yp_), v_) : v_);                \
+    } while (0)
     if (K == MV_PRIME) {
         size_t ks = c->sub_block;
         for (size_t j = 0; j < n; j += ks) {
@@ -322,7 +332,7 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
             for (r = j; r < j + kk; r++)
                 MV_UNROLL
                 for (int w = 0; w < W; w++)
-                    mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+                    MV_ST(r, w, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
         }
         return 1;
     }
@@ -331,7 +341,8 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
     for (r = 0; r < n; r++)
         MV_UNROLL
         for (int w = 0; w < W; w++)
-            mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+            MV_ST(r, w, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+#undef MV_ST
 #undef MV_ROW
     return 1;
 }
@@ -366,41 +377,57 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
             size_t col = 0;
 #if !defined(MV_TILE1)
             for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
-                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
+                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, 0, c))
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, 2 * MV_W, cp);
 #endif
             for (; col < inner; col += MV_W) {
                 /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
-                 * the padding lanes are blocks of their own) */
-                size_t k = inner - col, st = inner;
+                 * the padding lanes are blocks of their own); with MV_TAILMASK (the layer's
+                 * blend is cheap) the row's last vector instead, its lanes before col left out
+                 * and stored back as they are in y */
+                size_t k = inner - col, st = inner, skip = 0;
                 const float *xs = xb + col;
                 float *ys = yb + col;
-                if (k < MV_W) {
+                int copy = k < MV_W;
+#if defined(MV_TAILMASK)
+                if (copy && inner >= MV_W) {
+                    xs = xb + inner - MV_W;
+                    ys = yb + inner - MV_W;
+                    skip = MV_W - k;
+                    copy = 0;
+                }
+#endif
+                if (copy) {
                     if (n > MV_COPY_ROWS) {
                         qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
                         break;
                     }
+#if !defined(MV_TAILMASK)
                     if (inner >= MV_W) {   /* the row's last vector, the lanes before col 1.0 */
                         for (size_t i = 0; i < n; i++)
                             mv_stf(buf + i * MV_W, mv_self(mv_firstm(MV_W - k), mv_setf(1.0f),
                                                            mv_ldf(xb + inner - MV_W + i * inner)));
-                    } else {
+                    } else
+#endif
+                    {
                         for (size_t i = 0; i < n; i++)
                             for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
                     }
                     xs = ys = buf;
                     st = MV_W;
                 }
-                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, c)) {
+                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, skip, c)) {
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
-                } else if (k < MV_W && inner >= MV_W) {
+#if !defined(MV_TAILMASK)
+                } else if (copy && inner >= MV_W) {
                     /* back into the row's last vector, its lanes before col as they are in y
                      * (final: written by the tiles before) */
                     for (size_t i = 0; i < n; i++) {
                         float *yr = yb + inner - MV_W + i * inner;
                         mv_stf(yr, mv_self(mv_firstm(MV_W - k), mv_ldf(yr), mv_ldf(buf + i * MV_W)));
                     }
-                } else if (k < MV_W) {
+#endif
+                } else if (copy) {
                     for (size_t i = 0; i < n; i++)
                         for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
                 }
