@@ -85,6 +85,12 @@ MV_INLINE mvi mv_reduce(const mvi *f)
 }
 /* lane l: lane idx[l] of v (the exponents of a group's blocks to each vector's lanes) */
 #define MV_PERM(v, idx) _mm256_permutevar8x32_epi32(v, idx)
+/* lane l: lane idx[l] & 7 of a (idx[l] < 8) or of b (8 <= idx[l] < 16): bit 3 to the sign */
+#define MV_PERM2(a, b, idx)                                                              \
+    _mm256_castps_si256(_mm256_blendv_ps(                                                \
+        _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(a, idx)),                        \
+        _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(b, idx)),                        \
+        _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28))))
 MV_INLINE mvi mv_first(mvi v, size_t k) { return _mm256_and_si256(v, mv_firstm(k)); }
 MV_INLINE mvf mv_ldpart(const float *p, size_t k) { return _mm256_maskload_ps(p, mv_firstm(k)); }
 /* the first k < 8 lanes, in pieces of 4, 2 and 1 (a masked store is slow on AMD cores) */
@@ -104,6 +110,8 @@ MV_INLINE void mv_stpart(float *p, mvf v, size_t k)
     if (k) _mm_store_ss(p, h);
 }
 
+/* the last columns of a middle-axis block in the row's last vector, blended (mxbfp_simd.h) */
+#define MV_TAILMASK 1
 #define MXB_NAME qk_mxbfp_avx2
 #define MXB_SCALES qk_mxscales_avx2
 #include "mxbfp_simd.h"

@@ -156,6 +156,43 @@ MV_INLINE mvi mv_reduce(const mvi *f)
                             _mm512_shuffle_i32x4(c[0], c[1], 0xdd));
 }
 
+/* lane l: lane idx[l] of v; of a (idx[l] < 16) or b (16 <= idx[l] < 32) */
+#define MV_PERM(v, idx) _mm512_permutexvar_epi32(idx, v)
+#define MV_PERM2(a, b, idx) _mm512_permutex2var_epi32(a, idx, b)
+
+/* mxbfp_simd.h's forms by vpternlogd (k | (x & sign)) and vrangeps (imm 2: the smaller
+ * magnitude, 3: the larger, with the first operand's sign) */
+#define MV_SIGNOR(x, h)                                                                  \
+    _mm512_castsi512_ps(_mm512_ternarylogic_epi32(h, _mm512_castps_si512(x),            \
+                                                  mv_seti(0x80000000u), 0xf8))
+#define MV_CLAMP(q, m) _mm512_range_ps(q, _mm512_set1_ps(m), 0x02)
+#define MV_FLOOR_G(x, e)                                                                 \
+    _mm512_range_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),         \
+                                                         mv_seti(0xff800000u))),         \
+                    _mm512_castsi512_ps(e), 0x03)
+#define MV_MAXMAG(r, f, x) _mm512_range_ps(r, _mm512_castsi512_ps(f), 0x02)
+
+/* mv_reduce without its last step: the maxima of the halves of f[r] (lanes 0-7: h = 0, 8-15:
+ * h = 1), (r, h) at lane MV_HALF_IDX(r, h) of the pair h[0], h[1] */
+#define MV_HALF_IDX(r, h) ((r) / 4 * 8 + (h) * 4 + (r) % 4)
+MV_INLINE void mv_halves(const __m512i *f, __m512i *h)
+{
+    __m512i a[8], b[4];
+    MV_UNROLL
+    for (int i = 0; i < 8; i++)
+        a[i] = _mm512_max_epu32(_mm512_unpacklo_epi32(f[2 * i], f[2 * i + 1]),
+                                _mm512_unpackhi_epi32(f[2 * i], f[2 * i + 1]));
+    MV_UNROLL
+    for (int i = 0; i < 4; i++)
+        b[i] = _mm512_max_epu32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    MV_UNROLL
+    for (int i = 0; i < 2; i++)
+        h[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0x88),
+                                _mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0xdd));
+}
+#define MV_HALVES mv_halves
+
 /* Four MX blocks of 32 along a row, the float kinds and int8 with rounding mode 0 (Quark's
  * default), in registers: the same results as the fast kinds of mxbfp_simd.h (the block's
  * constants from its largest exponent field M, in the same fast ranges), with the larger and
@@ -262,5 +299,8 @@ static int mv_rows128(const float *x, float *y, int is_int8, const qk_mxbfp *c)
 /* The settings other than the default ones (int8 rounding modes 0 and 2, float elements,
  * to_bfp mode 0) take the AVX2 kernel, which every AVX-512 CPU runs: its 8 lanes are enough
  * for them, and the library stays small. */
+/* the last columns of a middle-axis block in the row's last vector, blended (mxbfp_simd.h) */
+#define MV_TAILMASK 1
 #define MV_FALLBACK qk_mxbfp_avx2
+#define MV_PRIME_TOO 1
 #include "mxbfp_simd.h"

@@ -181,6 +181,21 @@ MV_INLINE void mv_prime_params(mvi M, mvi ms, const qk_mxbfp *c, mv_par *p)
     p->a = mv_i2f(mv_sub(mv_u(MV_F(254)), q));
 }
 
+/* Forms a layer may give in fewer instructions (AVX-512: vpternlogd, vrangeps), with the
+ * same bits:
+ *   MV_SIGNOR(x, h): (x & sign) | h, h an mvi without its sign bit;
+ *   MV_CLAMP(q, m): q clamped to [-m, m], m > 0 a float;
+ *   MV_FLOOR_G(x, e): x's sign on max(2^(x's exponent), e), e a power of two as bits;
+ *   MV_MAXMAG(r, f, x): r (of x's sign, or +0) at most the magnitude f (bits). */
+#if !defined(MV_SIGNOR)
+#define MV_SIGNOR(x, h) mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), h))
+#define MV_CLAMP(q, m) mv_maxf(mv_minf(q, mv_setf(m)), mv_setf(-(m)))
+#define MV_FLOOR_G(x, e)                                                                 \
+    mv_i2f(mv_or(mv_maxu(mv_and(mv_f2i(x), mv_u(MV_EXP)), e), mv_and(mv_f2i(x), mv_u(MV_SIGN))))
+/* the smaller of r and +-f as bits is the smaller magnitude */
+#define MV_MAXMAG(r, f, x) mv_i2f(mv_minu(mv_f2i(r), mv_or(f, mv_and(mv_f2i(x), mv_u(MV_SIGN)))))
+#endif
+
 /* One vector of elements of a block in range (to_bfp / prime: already at bfloat16 precision
  * when asked). */
 MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
@@ -189,7 +204,7 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
     case MV_I8: {   /* mxb_mx_int8 */
         mvf q;
         if (R == 0) {   /* trunc(x f + 0.49999997): one rounding of the scaled value */
-            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
+            mvf h = MV_SIGNOR(x, mv_u(MV_HALF_DOWN));
             q = mv_minf(mv_trunc(mv_fma(x, p->a, h)), mv_setf(127.0f));   /* |q| <= 128 */
         } else {   /* (x a) 64 in two steps, as the scalar form (the sign of an underflow) */
             q = mv_round(mv_mulf(mv_mulf(x, p->a), mv_setf(64.0f)), R, c);
@@ -198,25 +213,20 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
         return mv_mulf(q, p->b);
     }
     case MV_FL: {   /* mxb_mx_float_fast: r = (x + g K) - g K, g = +-max(2^e, F) */
-        mvi sg = mv_and(mv_f2i(x), mv_u(MV_SIGN));
-        mvf g = mv_i2f(mv_or(mv_maxu(mv_and(mv_f2i(x), mv_u(MV_EXP)), p->e), sg));
+        mvf g = MV_FLOOR_G(x, p->e);
         mvf r = mv_fnma(g, p->a, mv_fma(g, p->a, x));
-        /* r has x's sign or is +0: the smaller of it and +-maxs as bits is the smaller
-         * magnitude */
-        return mv_i2f(mv_minu(mv_f2i(r), mv_or(p->f, sg)));
+        return MV_MAXMAG(r, p->f, x);   /* r has x's sign or is +0 */
     }
     case MV_BFP: {   /* mxb_bfp: x / scale is one exact product here */
         mvf q;
         if (R == 0) {   /* trunc(x / scale + copysign(0.5 - 2^-25, x)) in one rounding */
-            mvf h = mv_i2f(mv_or(mv_and(mv_f2i(x), mv_u(MV_SIGN)), mv_u(MV_HALF_DOWN)));
-            q = mv_trunc(mv_fma(x, p->a, h));
+            q = mv_trunc(mv_fma(x, p->a, MV_SIGNOR(x, mv_u(MV_HALF_DOWN))));
         } else {
             q = mv_round(mv_mulf(x, p->a), R, c);
         }
         /* q scale clamped to +-max_v = +-scale (2^mbits - 1) is q clamped to +-(2^mbits - 1),
          * then times the scale: a product with a power of two, exact here (also for +-0) */
-        float qm = (float)((1u << c->mbits) - 1u);
-        return mv_mulf(mv_maxf(mv_minf(q, mv_setf(qm)), mv_setf(-qm)), p->c);
+        return mv_mulf(MV_CLAMP(q, (float)((1u << c->mbits) - 1u)), p->c);
     }
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
@@ -266,10 +276,12 @@ static int mv_keep(size_t inner, size_t n)
  * block maxima a lane-wise max over the rows, then the rows quantized, read again from x or,
  * when `keep`, from a copy made in the first pass. Two vectors (a cache line on AVX2) touch
  * each line of a row once per pass: tiles of one vector would read and write every line
- * twice, in two tiles between which the other rows may have evicted it. Returns 0, writing
- * nothing, when some lane's block is out of range. */
+ * twice, in two tiles between which the other rows may have evicted it. With W = 1, the first
+ * `skip` lanes are columns done before: left out of the maxima (their blocks count as zeros)
+ * and stored back as they are in y. Returns 0, writing nothing, when some lane's block is out
+ * of range. */
 MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, size_t st,
-                      int keep, const qk_mxbfp *c)
+                      int keep, size_t skip, const qk_mxbfp *c)
 {
     mvf stash[2 * MV_STASH];
     mvi A[2] = {mv_u(0u), mv_u(0u)};
@@ -293,12 +305,20 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
             for (int w = 0; w < W; w++) A[w] = mv_maxu(A[w], mv_abs(mv_ldf(x + r * st + w * MV_W)));
         }
     }
+    if (skip) A[0] = mv_sel(mv_firstm(skip), mv_u(0u), A[0]);
     MV_UNROLL
     for (int w = 0; w < W; w++) {
         A[w] = mv_exp_of(A[w]);
         if (!mv_in_range(K, A[w], c)) return 0;
     }
 #define MV_ROW(r, w) mv_ldf(src + (r) * sst + (w) * MV_W)
+    /* a row's vector w stored, its first `skip` lanes as they are in y */
+#define MV_ST(r, w, v)                                                                     \
+    do {                                                                                   \
+        float *yp_ = y + (r) * st + (w) * MV_W;                                            \
+        mvf v_ = (v);                                                                      \
+        mv_stf(yp_, skip ? mv_self(mv_firstm(skip), mv_ldf(yp_), v_) : v_);                \
+    } while (0)
     if (K == MV_PRIME) {
         size_t ks = c->sub_block;
         for (size_t j = 0; j < n; j += ks) {
@@ -312,7 +332,7 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
             for (r = j; r < j + kk; r++)
                 MV_UNROLL
                 for (int w = 0; w < W; w++)
-                    mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+                    MV_ST(r, w, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
         }
         return 1;
     }
@@ -321,7 +341,8 @@ MV_INLINE int mv_tile(int K, int R, int W, const float *x, float *y, size_t n, s
     for (r = 0; r < n; r++)
         MV_UNROLL
         for (int w = 0; w < W; w++)
-            mv_stf(y + r * st + w * MV_W, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+            MV_ST(r, w, mv_apply(K, R, MV_ROW(r, w), &p[w], c));
+#undef MV_ST
 #undef MV_ROW
     return 1;
 }
@@ -356,41 +377,57 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
             size_t col = 0;
 #if !defined(MV_TILE1)
             for (; col + 2 * MV_W <= inner; col += 2 * MV_W)
-                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, c))
+                if (!mv_tile(K, R, 2, xb + col, yb + col, n, inner, keep, 0, c))
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, 2 * MV_W, cp);
 #endif
             for (; col < inner; col += MV_W) {
                 /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
-                 * the padding lanes are blocks of their own) */
-                size_t k = inner - col, st = inner;
+                 * the padding lanes are blocks of their own); with MV_TAILMASK (the layer's
+                 * blend is cheap) the row's last vector instead, its lanes before col left out
+                 * and stored back as they are in y */
+                size_t k = inner - col, st = inner, skip = 0;
                 const float *xs = xb + col;
                 float *ys = yb + col;
-                if (k < MV_W) {
+                int copy = k < MV_W;
+#if defined(MV_TAILMASK)
+                if (copy && inner >= MV_W) {
+                    xs = xb + inner - MV_W;
+                    ys = yb + inner - MV_W;
+                    skip = MV_W - k;
+                    copy = 0;
+                }
+#endif
+                if (copy) {
                     if (n > MV_COPY_ROWS) {
                         qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
                         break;
                     }
+#if !defined(MV_TAILMASK)
                     if (inner >= MV_W) {   /* the row's last vector, the lanes before col 1.0 */
                         for (size_t i = 0; i < n; i++)
                             mv_stf(buf + i * MV_W, mv_self(mv_firstm(MV_W - k), mv_setf(1.0f),
                                                            mv_ldf(xb + inner - MV_W + i * inner)));
-                    } else {
+                    } else
+#endif
+                    {
                         for (size_t i = 0; i < n; i++)
                             for (size_t j = 0; j < MV_W; j++) buf[i * MV_W + j] = j < k ? xs[i * inner + j] : 1.0f;
                     }
                     xs = ys = buf;
                     st = MV_W;
                 }
-                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, c)) {
+                if (!mv_tile(K, R, 1, xs, ys, n, st, keep && k >= MV_W, skip, c)) {
                     qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
-                } else if (k < MV_W && inner >= MV_W) {
+#if !defined(MV_TAILMASK)
+                } else if (copy && inner >= MV_W) {
                     /* back into the row's last vector, its lanes before col as they are in y
                      * (final: written by the tiles before) */
                     for (size_t i = 0; i < n; i++) {
                         float *yr = yb + inner - MV_W + i * inner;
                         mv_stf(yr, mv_self(mv_firstm(MV_W - k), mv_ldf(yr), mv_ldf(buf + i * MV_W)));
                     }
-                } else if (k < MV_W) {
+#endif
+                } else if (copy) {
                     for (size_t i = 0; i < n; i++)
                         for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
                 }
@@ -465,6 +502,26 @@ MV_INLINE int mv_rblock(int K, int R, const float *x, float *y, size_t n, const 
 #define MV_GMAX 4
 #endif
 
+/* The exponent fields (mv_exp_of) of MV_W blocks of n <= MV_GMAX MV_W elements at x + j st,
+ * j < MV_W: lane j block j's. Each block's last vector first (whole: the caller keeps it inside
+ * the data; its lanes past the block's end masked out), then the others: a loop over the
+ * vectors around one over the blocks keeps the maxima in registers. One function for every
+ * kind (it does not depend on it). */
+MV_NOINLINE mvi mv_maxes(const float *x, size_t st, size_t n)
+{
+    size_t last = (n - 1) / MV_W * MV_W;
+    mvi am = mv_first(mv_u(MV_ABS), n - last), acc[MV_W];
+    MV_UNROLL
+    for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(x + j * st + last)), am);
+#if MV_GMAX > 1
+    for (size_t g = 0; g < last; g += MV_W) {
+        MV_UNROLL
+        for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(x + j * st + g)));
+    }
+#endif
+    return mv_exp_of(mv_reduce(acc));
+}
+
 /* `count` blocks of n <= MV_GMAX MV_W elements at x + i st, i < count, in memory order
  * (nothing past `end` is touched), MV_W at a time: each block's G = ceil(n / MV_W) vectors
  * (the lanes of the last one past the block's end masked out) reduced to one vector of
@@ -482,51 +539,17 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
     size_t last = (n - 1) / MV_W * MV_W, kl = n - last, i = 0;   /* the last vector: kl lanes */
     mvi am = mv_first(mv_u(MV_ABS), kl);
     mvm fm = mv_firstm(kl);
-#if defined(MV_PERM)
-    /* Blocks that follow each other and end inside vectors (or are at most one): the MV_W
-     * blocks of a group fill n vectors, lane l of vector v belonging to block (v MV_W + l) / n;
-     * each vector takes its lanes' exponents from the group's by a permutation, no blend */
-    uint32_t pidx[MV_GMAX * MV_W * MV_W];
-    int perm = K != MV_PRIME && st == n && (n <= MV_W || n % MV_W);
-    if (perm)
-        for (size_t l = 0; l < n * MV_W; l++) pidx[l] = (uint32_t)(l / n);
-#endif
     for (; i + MV_W <= count && end - (x + i * st) >= (ptrdiff_t)((MV_W - 1) * st + last + MV_W);
          i += MV_W) {
         const float *xg = x + i * st;
         float *yg = y + i * st;
-        mvi f[MV_W];
         uint32_t mx[MV_W];
         mv_par p;
-        /* the last vectors first (masked), then the others: a loop over the vectors around
-         * one over the blocks keeps the maxima in registers (an array of its own: f's
-         * address is taken) */
-        mvi acc[MV_W];
-        MV_UNROLL
-        for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(xg + j * st + last)), am);
-#if MV_GMAX > 1
-        for (size_t g = 0; g < last; g += MV_W) {
-            MV_UNROLL
-            for (int j = 0; j < MV_W; j++) acc[j] = mv_maxu(acc[j], mv_abs(mv_ldf(xg + j * st + g)));
-        }
-#endif
-        MV_UNROLL
-        for (int j = 0; j < MV_W; j++) f[j] = acc[j];
-        mvi all = mv_exp_of(mv_reduce(f));
+        mvi all = mv_maxes(xg, st, n);
         if (!mv_in_range(K, all, c)) {   /* NaN / inf or extreme values: rare */
             for (int j = 0; j < MV_W; j++) qk_mxbfp_scalar(xg + j * st, yg + j * st, 1, n, 1, cp);
             continue;
         }
-#if defined(MV_PERM)
-        if (perm) {
-            for (size_t v = 0; v < n; v++) {
-                mvi M = MV_PERM(all, mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W))));
-                mv_params(K, R, M, c, &p);
-                mv_stf(yg + v * MV_W, mv_apply(K, R, mv_ldf(xg + v * MV_W), &p, c));
-            }
-            continue;
-        }
-#endif
         mv_sti(mx, all);
         for (int j = 0; j < MV_W; j++) {
             const float *xj = xg + j * st;
@@ -560,6 +583,98 @@ MV_INLINE size_t mv_family(int K, int R, const float *x, float *y, size_t count,
     return i;
 }
 
+#if defined(MV_PERM)
+#if defined(MV_HALVES)
+/* The exponent fields of the two halves (lanes 0 .. MV_W / 2 - 1 and the rest) of MV_W rows
+ * of L <= MV_W elements at x + j L (lanes past L as zeros; the caller keeps the whole vectors
+ * inside the data): (row j, half h) at lane MV_HALF_IDX(j, h) of h[0], h[1]. */
+MV_NOINLINE void mv_maxes_halves(const float *x, size_t L, mvi *h)
+{
+    mvi am = mv_first(mv_u(MV_ABS), L), acc[MV_W];
+    MV_UNROLL
+    for (int j = 0; j < MV_W; j++) acc[j] = mv_and(mv_f2i(mv_ldf(x + j * L)), am);
+    MV_HALVES(acc, h);
+    h[0] = mv_exp_of(h[0]);
+    h[1] = mv_exp_of(h[1]);
+}
+#endif
+
+/* Rows of Lr elements with blocks of bs = min(c->block, Lr) from each row's start (a stream of
+ * equal blocks: Lr the block; or the rows of the call), in groups of MV_W units of L = Lr or
+ * 2 Lr elements (a unit of two blocks of half a vector each: MV_HALVES), which fill L vectors
+ * exactly, at most two blocks per unit: block 0 the first min(bs, L) columns, block 1 the rest.
+ * The blocks' maxima over the group's units come from one reduction per block (mv_maxes, the
+ * lanes of a block's last vector past its end zeros; or one for both halves), and each vector
+ * takes its lanes' exponents from them by a permutation (lane l of vector v is unit
+ * (v MV_W + l) / L): whole vectors only, no blend, for blocks that end inside vectors (rows of
+ * 7 or 14, blocks of 8 over rows of 14, blocks of 8 on 16 lanes). to_bfp_prime only with its
+ * sub-blocks whole aligned groups of lanes (the caller checks). Groups out of range go to the
+ * scalar kernel. Returns the units done (a multiple of MV_W). */
+MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t units, size_t L,
+                          size_t Lr, const qk_mxbfp *cp)
+{
+    qk_mxbfp cc = *cp;
+    const qk_mxbfp *c = &cc;
+    size_t bs = c->block < Lr ? c->block : Lr, nb = bs < L ? 2 : 1, i = 0;
+    uint32_t pidx[MV_GMAX * MV_W * MV_W];   /* the permutations: unit, + MV_W in block 1 */
+    /* a group's last reads reach up to MV_W elements past it: one more vector in the data,
+     * else the caller does that group */
+    units = units > (MV_W + L - 1) / L ? units - (MV_W + L - 1) / L : 0;
+#if defined(MV_HALVES)
+    int half = nb == 2 && 2 * bs == MV_W && L <= MV_W;
+#endif
+    for (size_t l = 0; l < L * MV_W; l++) {
+        size_t u = l / L, b = l % L >= bs;
+#if defined(MV_HALVES)
+        if (half) {
+            pidx[l] = (uint32_t)MV_HALF_IDX(u, b);
+            continue;
+        }
+#endif
+        pidx[l] = (uint32_t)(u + b * MV_W);
+    }
+    for (; i + MV_W <= units; i += MV_W) {
+        const float *xg = x + i * L;
+        float *yg = y + i * L;
+        mvi all[2];
+        int ok = 1;
+#if defined(MV_HALVES)
+        if (half) {
+            mv_maxes_halves(xg, L, all);
+            ok = mv_in_range(K, all[0], c) && mv_in_range(K, all[1], c);
+        } else
+#endif
+            for (size_t b = 0; b < nb && ok; b++) {
+                all[b] = mv_maxes(xg + b * bs, L, b ? L - bs : bs);
+                ok = mv_in_range(K, all[b], c);
+            }
+        if (!ok) {   /* NaN / inf or extreme values: rare */
+            qk_mxbfp_scalar(xg, yg, MV_W * (L / Lr), Lr, 1, cp);
+            continue;
+        }
+        /* one loop per number of blocks (gcc kept the choice inside the loop) */
+#define MV_GVEC(PERM)                                                                      \
+    for (size_t v = 0; v < L; v++) {                                                       \
+        mvi idx = mv_f2i(mv_ldf((const float *)(const void *)(pidx + v * MV_W)));           \
+        mvi M = PERM;                                                                      \
+        mvf in = mv_ldf(xg + v * MV_W);                                                    \
+        mv_par p;                                                                          \
+        if (K == MV_PRIME)                                                                 \
+            mv_prime_params(M, mv_segmax(mv_and(mv_f2i(in), mv_u(MV_EXP)), c->sub_block), c, &p); \
+        else                                                                               \
+            mv_params(K, R, M, c, &p);                                                     \
+        mv_stf(yg + v * MV_W, mv_apply(K, R, in, &p, c));                                  \
+    }
+        if (nb > 1)
+            MV_GVEC(MV_PERM2(all[0], all[1], idx))
+        else
+            MV_GVEC(MV_PERM(all[0], idx))
+#undef MV_GVEC
+    }
+    return i;
+}
+#endif
+
 typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st, size_t n,
                                const float *end, const qk_mxbfp *c);
 
@@ -569,8 +684,26 @@ typedef size_t (*mv_family_fn)(const float *x, float *y, size_t count, size_t st
 typedef void (*mv_one_fn)(const float *x, float *y, size_t n, const float *end,
                           const qk_mxbfp *c);
 
-MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const float *x,
-                       float *y, size_t outer, size_t len, const qk_mxbfp *cp)
+#if defined(MV_PERM)
+/* The row length of mv_group for rows of len (0: not its layout): blocks that end inside
+ * vectors (or blocks of one vector: a permutation is a broadcast), in rows of L, L a block of
+ * a stream of equal blocks (len a multiple of the block, or at most one) or a row of two
+ * blocks; to_bfp_prime only with its sub-blocks aligned groups of lanes. */
+MV_INLINE size_t mv_group_rows(int K, size_t len, const qk_mxbfp *c)
+{
+    size_t bs = c->block, ks = c->sub_block, L = len % bs == 0 || len <= bs ? (bs < len ? bs : len) : len;
+    if (L <= MV_GMAX * MV_W && L <= 2 * bs && (L % MV_W || L == MV_W || (L > bs && bs % MV_W)) &&
+        (K != MV_PRIME || (ks <= MV_W && !(ks & (ks - 1)) && L % ks == 0 && bs % ks == 0)))
+        return L;
+    return 0;
+}
+#endif
+
+typedef size_t (*mv_group_fn)(const float *x, float *y, size_t units, size_t L, size_t Lr,
+                              const qk_mxbfp *c);
+
+MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_group_fn group, mv_one_fn one,
+                       const float *x, float *y, size_t outer, size_t len, const qk_mxbfp *cp)
 {
     qk_mxbfp cc = *cp;
     const qk_mxbfp *c = &cc;
@@ -584,6 +717,24 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const f
     if (bs == 32 && (K == MV_FL || (K == MV_I8 && R == 0)) && len >= 128) fam = 0;
 #endif
 #define MV_ONE(xb, yb, n) one(xb, yb, n, end, cp)
+    (void)group;
+#if defined(MV_PERM)
+    if (fam) {
+        size_t L = mv_group_rows(K, len, c), i, u = 1;
+        if (L) {
+            size_t rows = outer * (len / L);
+#if defined(MV_HALVES)
+            if (L == most && 2 * L == MV_W) u = 2;   /* blocks of half a vector: in pairs */
+#endif
+            i = group(x, y, rows / u, u * L, L, cp) * u;
+            if (L == most) {   /* the last blocks of the stream */
+                for (; i < rows; i++) MV_ONE(x + i * L, y + i * L, L);
+                return;
+            }
+            x += i * len, y += i * len, outer -= i;   /* the last rows below */
+        }
+    }
+#endif
     if (fam && (rem == 0 || len <= bs)) {   /* one stream of equal blocks */
         size_t count = outer * (len / most), i = family(x, y, count, most, most, end, cp);
         for (; i < count; i++) MV_ONE(x + i * most, y + i * most, most);
@@ -623,7 +774,15 @@ MV_INLINE void mv_rows(int K, int R, mv_family_fn family, mv_one_fn one, const f
 
 /* ------------------------------------------------------------------ entry points */
 
-#if !defined(MV_FALLBACK)
+/* to_bfp_prime compiled: always without a fallback kernel; a layer with one may ask for it
+ * (MV_PRIME_TOO: the kind where its lanes gain the most) */
+#if !defined(MV_FALLBACK) || defined(MV_PRIME_TOO)
+#define MV_HAS_PRIME 1
+#else
+#define MV_HAS_PRIME 0
+#endif
+
+#if MV_HAS_PRIME
 /* Whether the rows form handles this to_bfp_prime layout (sub-blocks aligned in vectors). */
 static int mv_prime_rows_ok(const qk_mxbfp *c)
 {
@@ -635,6 +794,18 @@ static int mv_prime_rows_ok(const qk_mxbfp *c)
 
 typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, size_t inner,
                           const qk_mxbfp *c);
+#if defined(MV_PERM)
+#define MV_GROUP_DEF(K, R, N)                                                            \
+    MV_NOINLINE size_t mv_group_##N(const float *x, float *y, size_t units, size_t L,     \
+                                    size_t Lr, const qk_mxbfp *c)                        \
+    {                                                                                    \
+        return mv_group(K, R, x, y, units, L, Lr, c);                                    \
+    }
+#define MV_GROUP_PTR(N) mv_group_##N
+#else
+#define MV_GROUP_DEF(K, R, N)
+#define MV_GROUP_PTR(N) ((mv_group_fn)0)
+#endif
 #define MV_RUN(K, R, N)                                                                  \
     static size_t mv_family_##N(const float *x, float *y, size_t count, size_t st,        \
                                 size_t n, const float *end, const qk_mxbfp *c)           \
@@ -646,11 +817,14 @@ typedef void (*mv_run_fn)(const float *x, float *y, size_t outer, size_t len, si
     {                                                                                    \
         if (!mv_rblock(K, R, x, y, n, end, c)) qk_mxbfp_scalar(x, y, 1, n, 1, c);        \
     }                                                                                    \
+    MV_GROUP_DEF(K, R, N)                                                                \
     static void mv_run_##N(const float *x, float *y, size_t outer, size_t len,            \
                            size_t inner, const qk_mxbfp *c)                              \
     {                                                                                    \
-        if (inner == 1) mv_rows(K, R, mv_family_##N, mv_one_##N, x, y, outer, len, c);   \
-        else mv_vert(K, R, x, y, outer, len, inner, c);                                  \
+        if (inner == 1)                                                                  \
+            mv_rows(K, R, mv_family_##N, MV_GROUP_PTR(N), mv_one_##N, x, y, outer, len, c); \
+        else                                                                             \
+            mv_vert(K, R, x, y, outer, len, inner, c);                                   \
     }
 /* The kinds compiled: rounding modes 0, 2 and 1 of int8 and 0 of to_bfp (Quark's default)
  * fixed at compile time, the other modes of to_bfp and to_bfp_prime with the mode read per
@@ -663,7 +837,32 @@ MV_RUN(MV_BFP, 0, bfp0)      /* to_bfp, rounding mode 0 */
 #if !defined(MV_FALLBACK)
 MV_RUN(MV_I8, 1, i8)         /* int8, rounding mode 1 */
 MV_RUN(MV_BFP, -1, bfp)      /* to_bfp, other settings */
+#endif
+#if !defined(MV_FALLBACK)
 MV_RUN(MV_PRIME, -1, prime)  /* to_bfp_prime */
+#elif MV_HAS_PRIME && defined(MV_PERM)
+/* to_bfp_prime with a fallback kernel: along a middle axis, and rows in groups (mv_group);
+ * other rows, and the rows a group leaves, to the fallback (less code) */
+MV_GROUP_DEF(MV_PRIME, -1, prime)
+static void mv_run_prime(const float *x, float *y, size_t outer, size_t len, size_t inner,
+                         const qk_mxbfp *c)
+{
+    size_t L = mv_group_rows(MV_PRIME, len, c), rows, i = 0, u = 1;
+    if (inner != 1) {
+        mv_vert(MV_PRIME, -1, x, y, outer, len, inner, c);
+        return;
+    }
+    if (!L) {
+        MV_FALLBACK(x, y, outer, len, 1, c);
+        return;
+    }
+    rows = outer * (len / L);
+#if defined(MV_HALVES)
+    if (L == (c->block < len ? c->block : len) && 2 * L == MV_W) u = 2;   /* as mv_rows */
+#endif
+    i = mv_group_prime(x, y, rows / u, u * L, L, c) * u;
+    if (i < rows) MV_FALLBACK(x + i * L, y + i * L, rows - i, L, 1, c);
+}
 #endif
 
 /* x at bfloat16 precision into y, n elements */
@@ -704,7 +903,7 @@ void MXB_NAME(const float *x, float *y, size_t outer, size_t len, size_t inner,
 #endif
         break;
     default:
-#if !defined(MV_FALLBACK)
+#if MV_HAS_PRIME
         if (inner == 1 && !mv_prime_rows_ok(c)) {
             qk_mxbfp_scalar(x, y, outer, len, 1, c);
             return;
