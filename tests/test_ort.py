@@ -39,15 +39,16 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 QUARK_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float16, BF16]
 
 
-def _model(op, inputs, attrs, domain):
+def _model(op, inputs, attrs, domain, constants=False):
     """A one-node model and its feed. onnxruntime's Python API neither takes nor returns
     bfloat16 arrays: bfloat16 inputs become initializers, and a bfloat16 output (Q with a
-    bfloat16 zero point) is followed by an exact Cast to float32."""
+    bfloat16 zero point) is followed by an exact Cast to float32. `constants`: every input
+    an initializer (the node's output is then the same in every run)."""
     from onnx import numpy_helper
     names = [f"in{i}" for i in range(len(inputs))]
     feed, vi, inits = {}, [], []
     for n, v in zip(names, inputs):
-        if v.dtype == BF16:
+        if v.dtype == BF16 or constants:
             inits.append(numpy_helper.from_array(v, n))
         else:
             feed[n] = v
@@ -81,10 +82,11 @@ def _session(model, libs=(LIB,), threads=1, config=None):
                                 providers=["CPUExecutionProvider"])
 
 
-def run(op, inputs, domain=Q, libs=(LIB,), threads=1, **attrs):
-    """One node on `inputs` (numpy arrays) through onnxruntime with `libs` registered."""
+def run(op, inputs, domain=Q, libs=(LIB,), threads=1, constants=False, **attrs):
+    """One node on `inputs` (numpy arrays) through onnxruntime with `libs` registered;
+    `constants`: the inputs as initializers."""
     inputs = [np.asarray(v) for v in inputs]
-    model, feed = _model(op, inputs, attrs, domain)
+    model, feed = _model(op, inputs, attrs, domain, constants)
     return _session(model, libs, threads).run(None, feed)[0]
 
 
@@ -348,6 +350,39 @@ def test_intra_op_threads(threads):
                 assert same(run(op, [a], threads=threads, **attrs), one), (op, attrs)
 
 
+def test_constant_inputs():
+    """A node on initializers only (weights) is computed once, when the session is made: its
+    output is the same as computed in the run, in every run, float16 and all Q / DQ types
+    included."""
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((16, 64, 3, 3)) * 3).astype(np.float32)
+    cases = []
+    for dt in QUARK_TYPES:
+        for per_axis in (False, True):
+            s = (rng.random(16) * 0.05 + 0.01).astype(np.float32)
+            z = np.zeros(16, dt)
+            if not per_axis:
+                s, z = s[:1].reshape(()), z[:1].reshape(())
+            q = run("ExtendedQuantizeLinear", [w, s, z], axis=0)
+            q = q.astype(BF16) if dt == BF16 else q
+            cases.append(("ExtendedQuantizeLinear", [w, s, z], dict(axis=0)))
+            cases.append(("ExtendedDequantizeLinear", [q, s, z], dict(axis=0)))
+    if HAS_MXBFP:
+        for a in (w, w.astype(np.float16), w[0, :, 0, 0]):
+            cases += [("MXQuantizeDequantize", [a], dict(element_dtype="fp8_e4m3")),
+                      ("MXQuantizeDequantize", [a], dict(element_dtype="int8", axis=-1)),
+                      ("BFPQuantizeDequantize", [a], {}),
+                      ("BFPQuantizeDequantize", [a], dict(bfp_method="to_bfp_prime",
+                                                           bit_width=13, block_size=16))]
+    for op, inputs, attrs in cases:
+        fed = run(op, inputs, **attrs)
+        model, feed = _model(op, [np.asarray(v) for v in inputs], attrs, Q, constants=True)
+        assert feed == {}
+        sess = _session(model)
+        for _ in range(2):
+            assert same(sess.run(None, {})[0], fed), (op, attrs, inputs[0].dtype)
+
+
 # ------------------------------------------------------------------ malformed nodes
 
 F = np.ones((2, 8), np.float32)
@@ -398,11 +433,12 @@ BAD = [
 def test_malformed_node_is_an_onnxruntime_error(op, inputs, attrs, message):
     if op[:2] in ("MX", "BF") and not HAS_MXBFP:
         pytest.skip("this build has no MX / BFP C API")
-    with pytest.raises(Exception) as e:
-        run(op, inputs, **attrs)
-    assert type(e.value).__module__.startswith("onnxruntime"), repr(e.value)
-    assert message in str(e.value), str(e.value)
-    assert op in str(e.value)
+    for constants in (False, True):   # initializers: the same error, from the run
+        with pytest.raises(Exception) as e:
+            run(op, inputs, constants=constants, **attrs)
+        assert type(e.value).__module__.startswith("onnxruntime"), repr(e.value)
+        assert message in str(e.value), str(e.value)
+        assert op in str(e.value)
     # the process goes on, and so does the library
     assert run("ExtendedQuantizeLinear", [F, np.float32(0.5), np.int8(0)]).max() == 2
 

@@ -77,6 +77,7 @@ enum {
     QO_HasSessionConfigEntry = 237,
     QO_GetSessionConfigEntry = 238,
     QO_KernelInfo_GetNodeName = 244,
+    QO_KernelInfoGetConstantInput_tensor = 249,
     QO_KernelContext_ParallelFor = 274
 };
 
@@ -125,6 +126,9 @@ typedef struct OrtStatus *(QO_CALL *qo_GetSessionConfigEntry_fn)(
     const struct OrtSessionOptions *options, const char *key, char *value, size_t *size);
 typedef struct OrtStatus *(QO_CALL *qo_KernelInfo_GetNodeName_fn)(
     const struct OrtKernelInfo *info, char *out, size_t *size);
+typedef struct OrtStatus *(QO_CALL *qo_KernelInfoGetConstantInput_tensor_fn)(
+    const struct OrtKernelInfo *info, size_t index, int *is_constant,
+    const struct OrtValue **out);
 typedef struct OrtStatus *(QO_CALL *qo_KernelContext_ParallelFor_fn)(
     const struct OrtKernelContext *context, void (*fn)(void *, size_t), size_t total,
     size_t num_batch, void *user_data);

@@ -63,6 +63,10 @@ typedef struct qo_kernel {
     char element_dtype[32];
     char bfp_method[32];
     int64_t bit_width, sub_block_size, sub_block_shift_bits, to_bfloat;
+    void *cache;             /* the output, when every input is constant (qo_precompute) */
+    size_t cache_bytes;
+    int cache_ndim;
+    int64_t cache_shape[QSIMD_MAX_DIMS];
 } qo_kernel;
 
 /* ------------------------------------------------------------------ statuses */
@@ -191,6 +195,8 @@ static int QO_CALL qo_one(const qo_custom_op *op) { (void)op; return 1; }
 
 static int qo_parallel_available;   /* written under qo_lock at registration */
 
+static void qo_precompute(qo_kernel *k, const struct OrtKernelInfo *info);
+
 static struct OrtStatus *QO_CALL qo_create(const qo_custom_op *op_, const void *api,
                                            const struct OrtKernelInfo *info, void **out)
 {
@@ -273,11 +279,17 @@ static struct OrtStatus *QO_CALL qo_create(const qo_custom_op *op_, const void *
         free(k);
         return s;
     }
+    qo_precompute(k, info);
     *out = k;
     return NULL;
 }
 
-static void QO_CALL qo_destroy(void *k) { free(k); }
+static void QO_CALL qo_destroy(void *kernel)
+{
+    qo_kernel *k = (qo_kernel *)kernel;
+    if (k) free(k->cache);
+    free(k);
+}
 
 /* ------------------------------------------------------------------ tensors */
 
@@ -578,13 +590,157 @@ static int64_t qo_prod(const int64_t *shape, int from, int to)
     return p;
 }
 
+/* x, scale and zero point of a Q / DQ node (v: its three inputs) checked into j, with the
+ * split planned; j->y is the caller's. */
+static struct OrtStatus *qo_setup_qdq(const qo_kernel *k, const struct OrtValue *const *v,
+                                      qo_job *j)
+{
+    struct OrtStatus *s;
+    static const char *names[3] = {"x", "scale", "zero_point"};
+    if ((s = qo_read(k, v[0], names[0], &j->x)) || (s = qo_read(k, v[1], names[1], &j->scale)) ||
+        (s = qo_read(k, v[2], names[2], &j->zp)))
+        return s;
+    if (j->scale.type != QSIMD_FLOAT)
+        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
+                         "scale must be float, got %s", qo_type_name(j->scale.type));
+    if (!qo_quark_type(j->zp.type))
+        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
+                         "zero_point must be int8, uint8, int16, uint16, int32, uint32, "
+                         "float16 or bfloat16, got %s", qo_type_name(j->zp.type));
+    if (k->kind == QO_QUANTIZE) {
+        if (j->x.type != QSIMD_FLOAT)
+            return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
+                             "x must be float, got %s", qo_type_name(j->x.type));
+        j->ytype = j->zp.type;
+    } else {
+        if (j->x.type != j->zp.type)
+            return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
+                             "x and zero_point must have the same type, got %s and %s",
+                             qo_type_name(j->x.type), qo_type_name(j->zp.type));
+        j->ytype = QSIMD_FLOAT;
+    }
+
+    /* per-tensor when the scale has one element (Quark: the axis is then not looked at) */
+    j->per_axis = j->scale.n != 1;
+    j->axis = k->axis;
+    if (!j->per_axis) {
+        j->axis = 0;
+        j->outer = 1;
+        j->len = j->x.n;
+        j->inner = 1;
+        qo_plan(j, 1);
+    } else {
+        int64_t a = k->axis < 0 ? k->axis + j->x.ndim : k->axis;
+        /* pieces only for the shapes qsimd accepts: the rest gets its message from one call */
+        if (a >= 0 && a < j->x.ndim && j->scale.ndim == 1 && j->scale.shape[0] == j->x.shape[a] &&
+            j->zp.ndim == 1 && j->zp.shape[0] == j->x.shape[a]) {
+            j->outer = qo_prod(j->x.shape, 0, (int)a);
+            j->len = j->x.shape[a];
+            j->inner = qo_prod(j->x.shape, (int)a + 1, j->x.ndim);
+            qo_plan(j, 1);
+        }
+    }
+    return NULL;
+}
+
+/* x of an MX / BFP node checked into j, with the split planned and, for float16, j->tmp
+ * allocated (the caller frees it); j->y is the caller's. */
+static struct OrtStatus *qo_setup_mxbfp(const qo_kernel *k, const struct OrtValue *v, qo_job *j)
+{
+    struct OrtStatus *s;
+    if ((s = qo_read(k, v, "x", &j->x))) return s;
+    if (j->x.type != QSIMD_FLOAT && j->x.type != QSIMD_FLOAT16)
+        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
+                         "x must be float or float16, got %s", qo_type_name(j->x.type));
+    if (!QO_HAVE_MXBFP)
+        return qo_status(k->api, QO_ORT_NOT_IMPLEMENTED, k->label,
+                         "this qsimd build has no MX / BFP operators");
+    j->ytype = j->x.type;
+    /* Quark computes rank-1 tensors along their only axis whatever `axis` says (a bias with
+     * the default axis 1 is a valid node there) */
+    j->axis = j->x.ndim == 1 ? 0 : k->axis;
+    if (j->x.type == QSIMD_FLOAT16 && j->x.n > 0) {
+        if ((uint64_t)j->x.n > (uint64_t)(SIZE_MAX / 8))
+            return qo_status(k->api, QO_ORT_FAIL, k->label, "out of memory");
+        j->tmp = (float *)malloc((size_t)j->x.n * 2 * sizeof(float));
+        if (!j->tmp) return qo_status(k->api, QO_ORT_FAIL, k->label, "out of memory");
+    }
+    if (j->x.ndim >= 1) {
+        int64_t a = j->axis < 0 ? j->axis + j->x.ndim : j->axis;
+        if (a >= 0 && a < j->x.ndim && k->block_size >= 1) {
+            j->outer = qo_prod(j->x.shape, 0, (int)a);
+            j->len = j->x.shape[a];
+            j->inner = qo_prod(j->x.shape, (int)a + 1, j->x.ndim);
+            qo_plan(j, k->block_size);
+        }
+    }
+    return NULL;
+}
+
+/* A node whose inputs are all constant (weights: initializers that a run cannot override)
+ * has the same output in every run. Quark's library computes it again each time; qsimd
+ * computes it once, when the kernel is created, and a run copies it out, which costs a
+ * fraction of the computation. Anything unusual (an input that is not constant, a node qsimd
+ * refuses, no memory, an output above QO_CACHE_MAX bytes, which would double the memory of
+ * large weights) leaves the kernel computing in every run, as before: errors still come from
+ * the run, with the same message. */
+#define QO_CACHE_MAX ((size_t)16 << 20)
+
+static void qo_precompute(qo_kernel *k, const struct OrtKernelInfo *info)
+{
+    const struct OrtValue *v[3] = {NULL, NULL, NULL};
+    int nin = k->kind == QO_QUANTIZE || k->kind == QO_DEQUANTIZE ? 3 : 1;
+    qo_job j;
+    struct OrtStatus *s = NULL;
+    size_t bytes;
+    for (int i = 0; i < nin; i++) {
+        int is_constant = 0;
+        s = QO_FN(k->api, KernelInfoGetConstantInput_tensor)(info, (size_t)i, &is_constant, &v[i]);
+        if (s) {
+            QO_FN(k->api, ReleaseStatus)(s);
+            return;
+        }
+        if (!is_constant || !v[i]) return;
+    }
+    memset(&j, 0, sizeof j);
+    j.k = k;
+    s = nin == 3 ? qo_setup_qdq(k, v, &j) : qo_setup_mxbfp(k, v[0], &j);
+    j.npieces = 0;   /* one call, on this thread */
+    if (!s && j.x.n > 0 && qo_size(j.ytype) != 0 &&
+        (uint64_t)j.x.n <= (uint64_t)(QO_CACHE_MAX / qo_size(j.ytype))) {
+        bytes = (size_t)j.x.n * qo_size(j.ytype);
+        j.y = (char *)malloc(bytes);
+        if (j.y && !(s = qo_execute(&j, NULL))) {
+            k->cache = j.y;
+            k->cache_bytes = bytes;
+            k->cache_ndim = j.x.ndim;
+            memcpy(k->cache_shape, j.x.shape, sizeof k->cache_shape);
+            j.y = NULL;
+        }
+    }
+    if (s) QO_FN(k->api, ReleaseStatus)(s);
+    free(j.y);
+    free(j.tmp);
+}
+
+static struct OrtStatus *qo_compute_cached(const qo_kernel *k, struct OrtKernelContext *ctx)
+{
+    struct OrtValue *v = NULL;
+    void *data = NULL;
+    struct OrtStatus *s = QO_FN(k->api, KernelContext_GetOutput)(
+        ctx, 0, k->cache_shape, (size_t)k->cache_ndim, &v);
+    if (s) return s;
+    if ((s = QO_FN(k->api, GetTensorMutableData)(v, &data))) return s;
+    memcpy(data, k->cache, k->cache_bytes);
+    return NULL;
+}
+
 static struct OrtStatus *qo_compute_qdq(qo_kernel *k, struct OrtKernelContext *ctx)
 {
     qo_job j;
     const struct OrtValue *v[3];
     struct OrtStatus *s;
     size_t count = 0;
-    static const char *names[3] = {"x", "scale", "zero_point"};
     memset(&j, 0, sizeof j);
     j.k = k;
     if ((s = QO_FN(k->api, KernelContext_GetInputCount)(ctx, &count))) return s;
@@ -593,50 +749,8 @@ static struct OrtStatus *qo_compute_qdq(qo_kernel *k, struct OrtKernelContext *c
                          "needs 3 inputs (x, scale, zero_point), got %lld", (long long)count);
     for (size_t i = 0; i < 3; i++)
         if ((s = QO_FN(k->api, KernelContext_GetInput)(ctx, i, &v[i]))) return s;
-    if ((s = qo_read(k, v[0], names[0], &j.x)) || (s = qo_read(k, v[1], names[1], &j.scale)) ||
-        (s = qo_read(k, v[2], names[2], &j.zp)))
-        return s;
-    if (j.scale.type != QSIMD_FLOAT)
-        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
-                         "scale must be float, got %s", qo_type_name(j.scale.type));
-    if (!qo_quark_type(j.zp.type))
-        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
-                         "zero_point must be int8, uint8, int16, uint16, int32, uint32, "
-                         "float16 or bfloat16, got %s", qo_type_name(j.zp.type));
-    if (k->kind == QO_QUANTIZE) {
-        if (j.x.type != QSIMD_FLOAT)
-            return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
-                             "x must be float, got %s", qo_type_name(j.x.type));
-        j.ytype = j.zp.type;
-    } else {
-        if (j.x.type != j.zp.type)
-            return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
-                             "x and zero_point must have the same type, got %s and %s",
-                             qo_type_name(j.x.type), qo_type_name(j.zp.type));
-        j.ytype = QSIMD_FLOAT;
-    }
+    if ((s = qo_setup_qdq(k, v, &j))) return s;
     if ((s = qo_output(k, ctx, &j.x, (void **)&j.y))) return s;
-
-    /* per-tensor when the scale has one element (Quark: the axis is then not looked at) */
-    j.per_axis = j.scale.n != 1;
-    j.axis = k->axis;
-    if (!j.per_axis) {
-        j.axis = 0;
-        j.outer = 1;
-        j.len = j.x.n;
-        j.inner = 1;
-        qo_plan(&j, 1);
-    } else {
-        int64_t a = k->axis < 0 ? k->axis + j.x.ndim : k->axis;
-        /* pieces only for the shapes qsimd accepts: the rest gets its message from one call */
-        if (a >= 0 && a < j.x.ndim && j.scale.ndim == 1 && j.scale.shape[0] == j.x.shape[a] &&
-            j.zp.ndim == 1 && j.zp.shape[0] == j.x.shape[a]) {
-            j.outer = qo_prod(j.x.shape, 0, (int)a);
-            j.len = j.x.shape[a];
-            j.inner = qo_prod(j.x.shape, (int)a + 1, j.x.ndim);
-            qo_plan(&j, 1);
-        }
-    }
     return qo_execute(&j, ctx);
 }
 
@@ -648,34 +762,8 @@ static struct OrtStatus *qo_compute_mxbfp(qo_kernel *k, struct OrtKernelContext 
     memset(&j, 0, sizeof j);
     j.k = k;
     if ((s = QO_FN(k->api, KernelContext_GetInput)(ctx, 0, &v))) return s;
-    if ((s = qo_read(k, v, "x", &j.x))) return s;
-    if (j.x.type != QSIMD_FLOAT && j.x.type != QSIMD_FLOAT16)
-        return qo_status(k->api, QO_ORT_INVALID_ARGUMENT, k->label,
-                         "x must be float or float16, got %s", qo_type_name(j.x.type));
-    if (!QO_HAVE_MXBFP)
-        return qo_status(k->api, QO_ORT_NOT_IMPLEMENTED, k->label,
-                         "this qsimd build has no MX / BFP operators");
-    j.ytype = j.x.type;
-    if ((s = qo_output(k, ctx, &j.x, (void **)&j.y))) return s;
-    /* Quark computes rank-1 tensors along their only axis whatever `axis` says (a bias with
-     * the default axis 1 is a valid node there) */
-    j.axis = j.x.ndim == 1 ? 0 : k->axis;
-    if (j.x.type == QSIMD_FLOAT16 && j.x.n > 0) {
-        if ((uint64_t)j.x.n > (uint64_t)(SIZE_MAX / 8))
-            return qo_status(k->api, QO_ORT_FAIL, k->label, "out of memory");
-        j.tmp = (float *)malloc((size_t)j.x.n * 2 * sizeof(float));
-        if (!j.tmp) return qo_status(k->api, QO_ORT_FAIL, k->label, "out of memory");
-    }
-    if (j.x.ndim >= 1) {
-        int64_t a = j.axis < 0 ? j.axis + j.x.ndim : j.axis;
-        if (a >= 0 && a < j.x.ndim && k->block_size >= 1) {
-            j.outer = qo_prod(j.x.shape, 0, (int)a);
-            j.len = j.x.shape[a];
-            j.inner = qo_prod(j.x.shape, (int)a + 1, j.x.ndim);
-            qo_plan(&j, k->block_size);
-        }
-    }
-    s = qo_execute(&j, ctx);
+    if (!(s = qo_setup_mxbfp(k, v, &j)) && !(s = qo_output(k, ctx, &j.x, (void **)&j.y)))
+        s = qo_execute(&j, ctx);
     free(j.tmp);
     return s;
 }
@@ -683,6 +771,7 @@ static struct OrtStatus *qo_compute_mxbfp(qo_kernel *k, struct OrtKernelContext 
 static struct OrtStatus *QO_CALL qo_compute(void *kernel, struct OrtKernelContext *ctx)
 {
     qo_kernel *k = (qo_kernel *)kernel;
+    if (k->cache) return qo_compute_cached(k, ctx);
     return k->kind == QO_QUANTIZE || k->kind == QO_DEQUANTIZE ? qo_compute_qdq(k, ctx)
                                                                : qo_compute_mxbfp(k, ctx);
 }

@@ -39,6 +39,7 @@ POS(KernelInfoGetAttributeArray_int64);
 POS(HasSessionConfigEntry);
 POS(GetSessionConfigEntry);
 POS(KernelInfo_GetNodeName);
+POS(KernelInfoGetConstantInput_tensor);
 POS(KernelContext_ParallelFor);
 
 OFF(version);
@@ -108,6 +109,7 @@ int check_types(const OrtApi *api)
     TYPE(HasSessionConfigEntry);
     TYPE(GetSessionConfigEntry);
     TYPE(KernelInfo_GetNodeName);
+    TYPE(KernelInfoGetConstantInput_tensor);
     TYPE(KernelContext_ParallelFor);
     return 0;
 }
