@@ -769,16 +769,16 @@ QD_INLINE void qd_qrows(const qd_op *o, const char *x, unsigned char *y, size_t 
         }
 }
 
-/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of
- * K = lay[3]); pp, zp: the entries (scale, reciprocal, float zero point; int32 zero point),
- * ebase: the index of their first. */
-QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, const size_t lay[4],
-                       size_t step, size_t wrap, size_t t, size_t rows, size_t ebase,
-                       const float *const pp[3], const int32_t *zp, unsigned need, int stream)
+/* x, y: the first row's input and output byte; t: its row index in the tensor (rows of K). */
+QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, size_t K, size_t step,
+                       size_t wrap, size_t t, size_t rows, const void *P, unsigned need)
 {
-    size_t K = lay[3], e = 0, n;
+    int stream = QD_STREAM(o, P);
+    size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K}, e = 0, n;
+    const float *pp[3] = {QD_P(o, P, scale), QD_RS(o, P), QD_P(o, P, zpf)};
+    const int32_t *zp = QD_P(o, P, zp);
     for (size_t r = 0; r < rows; r += n) {
-        n = step ? rows - r : qd_tile_group(lay, ebase, t + r, rows - r, &e);
+        n = step ? rows - r : qd_tile_group(lay, QD_P(o, P, ebase), t + r, rows - r, &e);
         if (QD_LONG_ROWS && !step && K >= QD_U) {
             /* Quantizing, and dequantizing rows under QD_LONG: a chunk's entries loaded
              * once, in registers, for every row (a column of chunks down the rows:
@@ -821,7 +821,7 @@ QD_INLINE void qd_tile(const qd_op *o, const char *x, unsigned char *y, const si
             QD_UNROLL
             for (int v = 0; v < 4; v++) ro[v] = r + (rr + v < n ? rr + v : n - 1);
             if (step) {
-                qd_tile_rowent(t, ro, step, wrap, ebase, er);
+                qd_tile_rowent(t, ro, step, wrap, QD_P(o, P, ebase), er);
                 qd_pv rpv = qd_row_pv(pp[0], pp[1], pp[2], zp, er, need);
                 qd_tile_cols(o, x, y, K, ro, &rpv, pp, zp, e, need);
             } else {
@@ -862,45 +862,44 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
                           o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
     size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
-    size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K};
-    size_t ebase = QD_P(o, P, ebase), t = 0, r0 = 0, rows = 0;
-    const float *pp[3] = {QD_P(o, P, scale), QD_RS(o, P), QD_P(o, P, zpf)};
-    const int32_t *zp = QD_P(o, P, zp);
-    union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
-    int32_t xz[QD_EXPN];
     /* Per-axis along a last axis shorter than QD_LONG never takes tiles, whose columns
      * overlap and whose codes are staged: quantized as the rows below, else by PER's chunks
      * over consecutive elements (1.9x -> 1.4x per-tensor for rows of 14 on AVX2, 1.8x ->
      * 1.55x for 56 on AVX-512, against tiles). */
-    int vrows = QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG;
-    if (QD_LONG_ROWS && full && !o->dq && ovl && vrows && qd_lcm(K, QD_U) <= QD_EXPN) {
+    if (QD_LONG_ROWS && full && !o->dq && ovl && QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) &&
+        K < QD_LONG) {
         /* Quantizing per-axis along a last axis of K < QD_LONG: rows of kv = lcm(K, QD_U)
-         * elements all have the same entries (the period's, expanded), so they go as one
-         * group of long rows whose chunks keep their entries in registers (qd_qrows) */
-        size_t kv = qd_lcm(K, QD_U);
-        r0 = (K - QD_P(o, P, pos) % K) % K;
-        rows = r0 < n ? (n - r0) / kv : 0;
-        for (size_t j = 0, k = 0; j < kv && rows >= 2; j++, k = k + 1 < K ? k + 1 : 0) {
-            size_t en = k - ebase;   /* entry j % K of the row's j */
-            xp.a.s[j] = pp[0][en];
-            xp.a.r[j] = pp[1] ? pp[1][en] : 1.0f;
-            xp.a.f[j] = pp[2] ? pp[2][en] : 0.0f;
-            xz[j] = zp ? zp[en] : 0;
+         * elements all have the same entries (the period's, expanded), so they go as long
+         * rows whose chunks keep their entries in registers (qd_qrows) */
+        size_t kv = qd_lcm(K, QD_U), r0 = (K - QD_P(o, P, pos) % K) % K;
+        size_t rows = r0 < n ? (n - r0) / kv : 0;
+        if (kv <= QD_EXPN && rows >= 2 && (per == 1 || (QD_P(o, P, phase) + r0) % per == 0)) {
+            union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
+            int32_t xz[QD_EXPN];
+            const float *sp = QD_P(o, P, scale), *rp = QD_RS(o, P), *fp = QD_P(o, P, zpf);
+            const int32_t *zp = QD_P(o, P, zp);
+            for (size_t t = 0, k = 0; t < kv; t++, k = k + 1 < K ? k + 1 : 0) {
+                size_t en = k - QD_P(o, P, ebase);   /* entry j % K of the row's j = t */
+                xp.a.s[t] = sp[en];
+                xp.a.r[t] = rp ? rp[en] : 1.0f;
+                xp.a.f[t] = fp ? fp[en] : 0.0f;
+                xz[t] = zp ? zp[en] : 0;
+            }
+            const float *const xpp[3] = {xp.a.s, xp.a.r, xp.a.f};
+            qd_qrows(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), kv, rows, xpp, xz, 0, need);
+            hi[0] = r0;
+            lo[1] = r0 + rows * kv;
         }
-        pp[0] = xp.a.s; pp[1] = xp.a.r; pp[2] = xp.a.f; zp = xz;
-        /* one group: blocks of the whole run's rows, from entry 0 */
-        lay[0] = rows * kv; lay[1] = lay[2] = ebase = 0; lay[3] = kv;
-    } else if (full && K >= QV_W && ovl && !vrows) {
+    } else if (full && K >= QV_W && ovl &&
+               !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
         /* the first row that starts in the run, and its rows */
-        r0 = (K - QD_P(o, P, pos) % K) % K;
-        rows = r0 < n ? (n - r0) / K : 0;
-        t = (QD_P(o, P, pos) + r0) / K;
-    }
-    if (rows >= 2 && lay[3] % per == 0 && (QD_P(o, P, phase) + r0) % per == 0) {
-        qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), lay, step, wrap, t, rows, ebase,
-                pp, zp, need, QD_STREAM(o, P));
-        hi[0] = r0;
-        lo[1] = r0 + rows * lay[3];
+        size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
+        if (rows >= 2 && (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
+            qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), K, step, wrap,
+                    (QD_P(o, P, pos) + r0) / K, rows, P, need);
+            hi[0] = r0;
+            lo[1] = r0 + rows * K;
+        }
     }
     for (int h = 0; h < 2; h++)   /* (one call site: one inlined copy) */
         if (hi[h] > lo[h]) qd_piece(o, x, y, lo[h], hi[h], ovl, P, need);
