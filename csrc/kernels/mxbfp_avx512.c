@@ -136,26 +136,6 @@ MV_INLINE mvi mv_first(mvi v, size_t k) { return _mm512_maskz_mov_epi32(mv_first
 MV_INLINE mvf mv_ldpart(const float *p, size_t k) { return _mm512_maskz_loadu_ps(mv_firstm(k), p); }
 MV_INLINE void mv_stpart(float *p, mvf v, size_t k) { _mm512_mask_storeu_ps(p, mv_firstm(k), v); }
 
-/* lane r: the max of the lanes of f[r], r < 16 (unpacks within 128-bit lanes, then across) */
-MV_INLINE mvi mv_reduce(const mvi *f)
-{
-    mvi a[8], b[4], c[2];
-    MV_UNROLL
-    for (int i = 0; i < 8; i++)
-        a[i] = _mm512_max_epu32(_mm512_unpacklo_epi32(f[2 * i], f[2 * i + 1]),
-                                _mm512_unpackhi_epi32(f[2 * i], f[2 * i + 1]));
-    MV_UNROLL
-    for (int i = 0; i < 4; i++)
-        b[i] = _mm512_max_epu32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
-                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
-    MV_UNROLL
-    for (int i = 0; i < 2; i++)
-        c[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0x88),
-                                _mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0xdd));
-    return _mm512_max_epu32(_mm512_shuffle_i32x4(c[0], c[1], 0x88),
-                            _mm512_shuffle_i32x4(c[0], c[1], 0xdd));
-}
-
 /* lane l: lane idx[l] of v; of a (idx[l] < 16) or b (16 <= idx[l] < 32) */
 #define MV_PERM(v, idx) _mm512_permutexvar_epi32(idx, v)
 #define MV_PERM2(a, b, idx) _mm512_permutex2var_epi32(a, idx, b)
@@ -172,8 +152,8 @@ MV_INLINE mvi mv_reduce(const mvi *f)
                     _mm512_castsi512_ps(e), 0x03)
 #define MV_MAXMAG(r, f, x) _mm512_range_ps(r, _mm512_castsi512_ps(f), 0x02)
 
-/* mv_reduce without its last step: the maxima of the halves of f[r] (lanes 0-7: h = 0, 8-15:
- * h = 1), (r, h) at lane MV_HALF_IDX(r, h) of the pair h[0], h[1] */
+/* The maxima of the halves of f[r] (lanes 0-7: h = 0, 8-15: h = 1), (r, h) at lane
+ * MV_HALF_IDX(r, h) of the pair h[0], h[1]: unpacks within 128-bit lanes, then across */
 #define MV_HALF_IDX(r, h) ((r) / 4 * 8 + (h) * 4 + (r) % 4)
 MV_INLINE void mv_halves(const __m512i *f, __m512i *h)
 {
@@ -192,6 +172,15 @@ MV_INLINE void mv_halves(const __m512i *f, __m512i *h)
                                 _mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], 0xdd));
 }
 #define MV_HALVES mv_halves
+
+/* lane r: the max of the lanes of f[r], r < 16: mv_halves, then across the halves */
+MV_INLINE mvi mv_reduce(const mvi *f)
+{
+    mvi c[2];
+    mv_halves(f, c);
+    return _mm512_max_epu32(_mm512_shuffle_i32x4(c[0], c[1], 0x88),
+                            _mm512_shuffle_i32x4(c[0], c[1], 0xdd));
+}
 
 /* Four MX blocks of 32 along a row, the float kinds and int8 with rounding mode 0 (Quark's
  * default), in registers: the same results as the fast kinds of mxbfp_simd.h (the block's
