@@ -257,7 +257,8 @@ def _slow(self, op, zero_point):
     name = "Quantizer" if op is quantize_linear else "Dequantizer"
 
     def slow(x, out):
-        x, = _arrays.arrays((x, "x"))
+        # x as the caller gave it: the plain function converts it and reports what is wrong
+        # in its own order (a DLPack tensor's type before its size)
         try:
             return op(x, scale, zero_point(), out=out, **kw)
         except ValueError as e:

@@ -878,7 +878,10 @@ cdef object _result(object out, int nd, const int64_t *dims, int code, char *xlo
     if out is None:
         for i in range(nd):
             ndims[i] = <cnp.npy_intp>dims[i]
-        y = _new_result(nd, ndims, _num_of[code])
+        try:
+            y = _new_result(nd, ndims, _num_of[code])
+        except (ValueError, MemoryError):
+            return None   # (the general path checks the other arguments first, as it should)
         ydata[0] = <char *>cnp.PyArray_DATA(<cnp.ndarray>y)
         return y
     if _view(out, &v, True) != code or v.nd != nd:

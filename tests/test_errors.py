@@ -303,3 +303,14 @@ def test_rank_limit():
     _raises(ValueError, "rank", Q, x, 1.0)
     _raises(ValueError, "rank", D, x.astype(np.uint8), 1.0)
     _raises(ValueError, "rank", qsimd.dynamic_quantize_linear, x)
+
+
+def test_x_type_reported_before_the_result_size():
+    """x of a type QuantizeLinear does not take, in a shape whose int16 result numpy cannot
+    allocate (0 elements, 2^63 bytes by its dims): the type error, from the plain function and
+    a prepared Quantizer alike (the fast paths allocate before C checks x)."""
+    x = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(0, 2**62), strides=(0, 0))
+    with pytest.raises(TypeError, match="^x must be float32, float16, bfloat16 or int32, got uint8"):
+        qsimd.quantize_linear(x, np.float32(1), None, output_dtype=np.int16)
+    with pytest.raises(TypeError, match="^x must be float32, float16, bfloat16 or int32, got uint8"):
+        qsimd.Quantizer(np.float32(1), output_dtype=np.int16)(x)
