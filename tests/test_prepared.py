@@ -77,6 +77,55 @@ def test_options_equal_function(isa):
     assert_same(qsimd.Dequantizer(s)(pt), qsimd.dequantize_linear(pt, s))
 
 
+@pytest.mark.parametrize("xdt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32])
+def test_entries_converted_once_equal_reference(isa, xdt):
+    """A prepared object converts its entries once, as float32 x reads them, and runs of other
+    x types convert their own when they read other forms (float16 x with a float16 scale:
+    float16 quotients; int32 x: float64 ones). Blocked along the last axis with more entries
+    than a call converts at a time (1024), per-axis on the last axis, every x type, against
+    onnx.reference."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((6, 2 * 1030)) * 40).astype(np.float32).astype(xdt)
+    for stype in (np.float32, np.float16):
+        for axis, block in ((-1, 2), (-1, 0), (0, 0)):
+            pshape = (x.shape[axis],) if not block else (6, 1030)
+            s = (rng.random(pshape) * 0.5 + 0.01).astype(stype)
+            z = rng.integers(-20, 20, pshape).astype(np.int8)
+            for prec in (None, "float16"):
+                kw = dict(axis=axis, block_size=block)
+                q = qsimd.Quantizer(s, z, precision=prec, **kw)
+                want = ref_quantize(x, s, z, precision=None if prec is None
+                                    else onnx_code(np.float16), **kw)
+                assert_same(q(x), want, f"{xdt} {stype} {axis} {block} {prec}")
+                dq = qsimd.Dequantizer(s, z, **kw)
+                assert_same(dq(want), ref_dequantize(want, s, z, **kw))
+    # int32 codes, an int32 zero point (its 64-bit form), float8 codes (no zero point)
+    s = (rng.random(1030) * 0.5 + 0.01).astype(np.float32)
+    c = rng.integers(-2**31, 2**31, (3, 1030)).astype(np.int32)
+    z = rng.integers(-2**31, 2**31, 1030).astype(np.int32)
+    # docs/CONTRACT.md: x - zp exact, rounded once to float32, times the scale
+    want = (c.astype(np.float64) - z).astype(np.float32) * s
+    assert_same(qsimd.Dequantizer(s, z, axis=1)(c), want)
+    f8 = qsimd.quantize_linear(x.astype(np.float32)[:, :1030], s, axis=1,
+                               output_dtype="float8e4m3fn")
+    assert_same(qsimd.Dequantizer(s, axis=1)(f8), ref_dequantize(f8, s, axis=1))
+
+
+def test_entries_over_the_kept_bound():
+    """More entries than a prepared object keeps converted (16 MiB of them): runs convert
+    per call, as the function does."""
+    n = (16 << 20) // 8 + 1   # float32 reciprocals and int32 zero points: 8 bytes an entry
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(n).astype(np.float32)
+    s = (rng.random(n) * 0.5 + 0.01).astype(np.float32)
+    z = rng.integers(0, 256, n).astype(np.uint8)
+    q = qsimd.Quantizer(s, z, axis=0)
+    got = q(x)
+    want = np.clip(np.rint(x.astype(np.float64) / s) + z, 0, 255)   # exact: |x / s| < 2^20
+    assert np.array_equal(got, want.astype(np.uint8))
+    assert_same(got, qsimd.quantize_linear(x, s, z, axis=0))
+
+
 def test_nan_follows_contract():
     # docs/CONTRACT.md: NaN -> the output type's minimum for integer outputs, NaN for float8
     x = np.array([np.nan, 1.0], np.float32)

@@ -21,10 +21,43 @@ static int out_kind(int32_t t)
     }
 }
 
+void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t xdt,
+                       size_t entries, qs_psrc *src)
+{
+    /* a float4 zero point is ignored without a check, as the reference does; a float6 one
+     * is subtracted in float32 (the reference's opset 28 rule) */
+    int b32 = xdt == QSIMD_INT32 || xdt == QSIMD_UINT32;
+    int zf = xdt == QSIMD_FLOAT16 || xdt == QSIMD_BFLOAT16 || xdt == QSIMD_FLOAT6E2M3 ||
+             xdt == QSIMD_FLOAT6E3M2;
+    src->scale = scale;
+    src->zp = xdt == QSIMD_FLOAT4E2M1 ? NULL : zp;
+    src->entries = entries;
+    src->qk = QK_Q_F32;
+    src->need = (b32 ? QS_NEED_ZP64 : 0u) | (zf ? QS_NEED_ZPF : 0u);
+}
+
+qs_pkept *qs_dequantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp)
+{
+    size_t n = 1;
+    for (int i = 0; i < scale->ndim; i++) n *= (size_t)scale->shape[i];
+    if (n == 0) return NULL;
+    /* x has the zero point's type (without one, no form depends on x's type) */
+    qs_psrc src;
+    qs_dequantize_src(scale, zp, zp ? zp->dtype : QSIMD_UINT8, n, &src);
+    return qs_params_check(&src, NULL) == QSIMD_OK ? qs_params_keep(&src) : NULL;
+}
+
 int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                             const qsimd_tensor *zero_point,
                             const qsimd_dequantize_options *opt, const qsimd_tensor *y,
                             qsimd_error *err)
+{
+    return qs_dequantize(x, scale, zero_point, opt, y, NULL, err);
+}
+
+int qs_dequantize(const qsimd_tensor *x, const qsimd_tensor *scale,
+                  const qsimd_tensor *zero_point, const qsimd_dequantize_options *opt,
+                  const qsimd_tensor *y, const qs_pkept *kept, qsimd_error *err)
 {
     qsimd_dequantize_options defaults;
     if (!opt) { qsimd_dequantize_options_init(&defaults); opt = &defaults; }
@@ -84,20 +117,14 @@ int qsimd_dequantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
     if (!x->data || !scale->data || !y->data || (zero_point && !zero_point->data))
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
-    /* a float4 zero point is ignored without a check, as the reference does; a float6 one
-     * is subtracted in float32 (the reference's opset 28 rule) */
     qs_psrc src;
-    src.scale = scale;
-    src.zp = x->dtype == QSIMD_FLOAT4E2M1 ? NULL : zero_point;
-    src.entries = plan.entries;
-    src.qk = QK_Q_F32;
-    src.need = (dk == QK_D_B32 ? QS_NEED_ZP64 : 0u) |
-               (dk == QK_D_F16 || dk == QK_D_BF16 || dk >= QK_D_E2M3 ? QS_NEED_ZPF : 0u);
+    qs_dequantize_src(scale, zero_point, x->dtype, plan.entries, &src);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
     qs_exec e;
     memset(&e, 0, sizeof e);
     e.plan = &plan;
     e.src = &src;
+    e.kept = qs_params_kept(kept, &src);
     e.dequant = qk_get_dequant(qk_active(), dk, ok);
     e.x = (const char *)x->data;
     e.y = (char *)y->data;

@@ -13,6 +13,7 @@
 typedef struct qs_exec {
     const qs_plan *plan;
     const qs_psrc *src;       /* the entries, converted as kernels read them */
+    const qs_params *kept;    /* or NULL: src's entries already converted (a prepared object) */
     qk_quant_fn quant;        /* QuantizeLinear's kernel, or NULL ... */
     qk_dequant_fn dequant;    /* ... DequantizeLinear's */
     qk_qparams qp;            /* the kernel's fixed parameters; exec.c sets the per-run ones

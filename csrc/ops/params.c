@@ -182,27 +182,25 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
         const float *sc = pp->scale;
         float *rb_ = (src->need & QS_NEED_RSCALE) ? rb : NULL;
         int32_t lo = (int32_t)qk_f32_bits(QK_RECIP_MIN), hi = (int32_t)qk_f32_bits(QK_RECIP_MAX);
-        int32_t bad = 0;
-        uint32_t sg = 0;
+        int32_t bad = 0, badv[8] = {0};   /* (per-lane accumulators, reduced once) */
+        uint32_t sg = 0, sgv[8] = {0};
         size_t i = 0;
-        if (!rb_)
-            for (; i + 8 <= m; i += 8) {
-                uint32_t u[8];
-                memcpy(u, sc + i, sizeof u);
-                for (int k = 0; k < 8; k++) sg |= u[k];
-            }
-        for (; rb_ && i + 8 <= m; i += 8) {
+        for (; i + 8 <= m; i += 8) {
             float sv[8];
             int32_t u[8];
             memcpy(sv, sc + i, sizeof sv);
             memcpy(u, sc + i, sizeof u);
             for (int k = 0; k < 8; k++) {
                 int32_t v = u[k] & 0x7fffffff;
-                bad |= (v - lo) | (hi - v);
-                sg |= (uint32_t)u[k];
+                badv[k] |= (v - lo) | (hi - v);
+                sgv[k] |= (uint32_t)u[k];
             }
             if (rb_)
                 for (int k = 0; k < 8; k++) rb_[i + k] = 1.0f / sv[k];
+        }
+        for (int k = 0; k < 8; k++) {
+            bad |= badv[k];
+            sg |= sgv[k];
         }
         for (; i < m; i++) {
             uint32_t u = qk_f32_bits(sc[i]);
@@ -295,4 +293,38 @@ int qs_params_all(const qs_psrc *src, qs_params *pp, qsimd_error *err)
     pp->heap = m;
     carve_convert(src, 0, n, m, pp);
     return QSIMD_OK;
+}
+
+qs_pkept *qs_params_keep(const qs_psrc *src)
+{
+    size_t per = entry_bytes(src);
+    if (per && src->entries > QS_KEPT_MAX / per) return NULL;
+    qs_pkept *k = (qs_pkept *)malloc(sizeof *k);
+    if (!k) return NULL;
+    qsimd_error err;
+    if (qs_params_all(src, &k->pp, &err) != QSIMD_OK) {
+        free(k);
+        return NULL;
+    }
+    k->qk = src->qk;
+    k->need = src->need;
+    k->has_zp = src->zp != NULL;
+    k->entries = src->entries;
+    return k;
+}
+
+const qs_params *qs_params_kept(const qs_pkept *k, const qs_psrc *src)
+{
+    /* without a zero point, the zero-point forms asked for are not made either way */
+    unsigned zforms = QS_NEED_ZP64 | QS_NEED_ZPF, mask = src->zp ? ~0u : ~zforms;
+    if (!k || k->qk != src->qk || k->has_zp != (src->zp != NULL) ||
+        k->entries != src->entries || (k->need & mask) != (src->need & mask))
+        return NULL;
+    return &k->pp;
+}
+
+void qs_params_unkeep(qs_pkept *k)
+{
+    if (k) free(k->pp.heap);
+    free(k);
 }

@@ -38,6 +38,25 @@ typedef struct qs_params {
     double pool[QS_PARAM_POOL / sizeof(double)];   /* the converted arrays, one after another */
 } qs_params;
 
+/* Entries converted once for a prepared object (prepared.c): a run whose qs_psrc asks for
+ * the same forms of as many entries reads them instead of converting per call (16x4096
+ * per-axis along the last axis: the conversion was a third of the call). Read-only once made,
+ * so any number of threads may share it. */
+typedef struct qs_pkept {
+    int qk, has_zp;
+    unsigned need;
+    size_t entries;
+    qs_params pp;
+} qs_pkept;
+#define QS_KEPT_MAX ((size_t)16 << 20)   /* bytes of converted entries a prepared object keeps */
+
+/* The entries of src converted once; NULL when they would take more than QS_KEPT_MAX or
+ * memory runs out (runs then convert per call, as without). */
+qs_pkept *qs_params_keep(const qs_psrc *src);
+/* k's entries when they are what src asks for, else NULL. */
+const qs_params *qs_params_kept(const qs_pkept *k, const qs_psrc *src);
+void qs_params_unkeep(qs_pkept *k);
+
 /* Checks every entry that a kernel cannot take (float8 zero points must be zero:
  * QSIMD_ERR_VALUE) before anything is written. */
 int qs_params_check(const qs_psrc *src, qsimd_error *err);

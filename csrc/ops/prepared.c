@@ -1,6 +1,7 @@
 /* Prepared parameters (qsimd_prepare_quantize / qsimd_prepare_dequantize): the scale and
- * zero point are checked and copied once into one block the caller frees; each run checks
- * only x and y and calls the operator with the copies. A prepared object is never written
+ * zero point are checked and copied once into one block the caller frees, with their entries
+ * converted once as the kernels read them (params.h); each run checks only x and y and calls
+ * the operator with the copies. A prepared object is never written
  * after it is made, so any number of threads may run it at once. */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct qsimd_prepared {
     qsimd_dequantize_options dopt;
     unsigned char *data;                  /* the copies, in this same allocation */
     qs_chain *chain;                      /* quantize: a preprocessing chain, or NULL */
+    qs_pkept *kept;                       /* the entries converted once, or NULL */
 };
 
 static int q_output_type(int32_t t)
@@ -129,9 +131,12 @@ int qsimd_prepare_quantize(const qsimd_tensor *scale, const qsimd_tensor *zero_p
                        "default), got %d", (int)opt->num_threads);
     int rc = prepare(1, scale, zero_point, opt->block_size, out, err);
     if (rc != QSIMD_OK) return rc;
-    (*out)->y_dtype = y_dtype;
-    (*out)->y_packed = qs_is_subbyte(y_dtype) ? y_packed : 0;
-    (*out)->qopt = *opt;
+    qsimd_prepared *p = *out;
+    p->y_dtype = y_dtype;
+    p->y_packed = qs_is_subbyte(y_dtype) ? y_packed : 0;
+    p->qopt = *opt;
+    p->kept = qs_quantize_kept(&p->scale, p->has_zp ? &p->zp : NULL, y_dtype, p->y_packed,
+                               opt->precision);
     return QSIMD_OK;
 }
 
@@ -153,6 +158,7 @@ int qsimd_prepare_dequantize(const qsimd_tensor *scale, const qsimd_tensor *zero
     int rc = prepare(0, scale, zero_point, opt->block_size, out, err);
     if (rc != QSIMD_OK) return rc;
     (*out)->dopt = *opt;
+    (*out)->kept = qs_dequantize_kept(&(*out)->scale, (*out)->has_zp ? &(*out)->zp : NULL);
     return QSIMD_OK;
 }
 
@@ -162,13 +168,13 @@ int qsimd_prepared_run(const qsimd_prepared *p, const qsimd_tensor *x, const qsi
     if (!p || !x || !y) return qs_fail(err, QSIMD_ERR_VALUE, "p, x and y are required");
     const qsimd_tensor *zp = p->has_zp ? &p->zp : NULL;
     if (!p->is_quantize)
-        return qsimd_dequantize_linear(x, &p->scale, zp, &p->dopt, y, err);
+        return qs_dequantize(x, &p->scale, zp, &p->dopt, y, p->kept, err);
     if (y->dtype != p->y_dtype || (qs_is_subbyte(y->dtype) && (y->packed != 0) != p->y_packed))
         return qs_fail(err, QSIMD_ERR_VALUE, "y must be %s%s as prepared, got %s%s",
                        qs_dtype_name(p->y_dtype), p->y_packed ? " packed" : "",
                        qs_dtype_name(y->dtype), y->packed ? " packed" : "");
     if (p->chain) return qs_chain_run(p->chain, x, y, err);
-    return qsimd_quantize_linear(x, &p->scale, zp, &p->qopt, y, err);
+    return qs_quantize(x, &p->scale, zp, &p->qopt, y, p->kept, err);
 }
 
 int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *zero_point,
@@ -188,7 +194,7 @@ int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *
     q.opt = p->qopt;
     rc = qs_chain_make(&q, ops, n_ops, pre_axis, perm, perm_len, &p->chain, err);
     if (rc != QSIMD_OK) {
-        free(p);
+        qsimd_prepared_free(p);
         *out = NULL;
     }
     return rc;
@@ -196,6 +202,9 @@ int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *
 
 void qsimd_prepared_free(qsimd_prepared *p)
 {
-    if (p) qs_chain_free(p->chain);
+    if (p) {
+        qs_chain_free(p->chain);
+        qs_params_unkeep(p->kept);
+    }
     free(p);
 }

@@ -57,9 +57,49 @@ static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
     }
 }
 
+void qs_quantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int qk, int yk,
+                     int32_t ydt, size_t entries, qs_psrc *src)
+{
+    /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
+    src->scale = scale;
+    src->zp = qs_is_float8(ydt) ? NULL : zp;
+    src->entries = entries;
+    src->qk = qk;
+    /* float zero points are added only when given: -0 + 0 is +0 */
+    src->need = (qk == QK_Q_F64 ? QS_NEED_SCALE64 : 0u) | (yk == QK_Y_B32 ? QS_NEED_ZP64 : 0u) |
+                (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16 ||
+                 yk >= QK_Y_E2M3 ? QS_NEED_ZPF : 0u) |
+                /* the reciprocal form serves float32 quotients rounded to an integer, float8,
+                 * float4 (without a zero point), or float16/bfloat16 precision */
+                (qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 && yk != QK_Y_BF16
+                     ? QS_NEED_RSCALE : 0u);
+}
+
+qs_pkept *qs_quantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t y_dtype,
+                           int32_t y_packed, int32_t precision)
+{
+    int32_t qmin, qmax;
+    int yk = output_kind(y_dtype, qs_bits(y_dtype) < 8 && y_packed, &qmin, &qmax);
+    size_t n = 1;
+    for (int i = 0; i < scale->ndim; i++) n *= (size_t)scale->shape[i];
+    if (yk < 0 || n == 0) return NULL;
+    /* as runs of float32 x read them (the common case; other runs convert per call) */
+    qs_psrc src;
+    qs_quantize_src(scale, zp, quotient_kind(QSIMD_FLOAT, scale->dtype, precision), yk, y_dtype,
+                    n, &src);
+    return qs_params_check(&src, NULL) == QSIMD_OK ? qs_params_keep(&src) : NULL;
+}
+
 int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
                           const qsimd_tensor *zero_point, const qsimd_quantize_options *opt,
                           const qsimd_tensor *y, qsimd_error *err)
+{
+    return qs_quantize(x, scale, zero_point, opt, y, NULL, err);
+}
+
+int qs_quantize(const qsimd_tensor *x, const qsimd_tensor *scale,
+                const qsimd_tensor *zero_point, const qsimd_quantize_options *opt,
+                const qsimd_tensor *y, const qs_pkept *kept, qsimd_error *err)
 {
     qsimd_quantize_options defaults;
     if (!opt) { qsimd_quantize_options_init(&defaults); opt = &defaults; }
@@ -105,26 +145,15 @@ int qsimd_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *scale,
         return qs_fail(err, QSIMD_ERR_VALUE, "a tensor's data pointer is NULL");
 
     int qk = quotient_kind(x->dtype, scale->dtype, opt->precision);
-    /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
     qs_psrc src;
-    src.scale = scale;
-    src.zp = qs_is_float8(y->dtype) ? NULL : zero_point;
-    src.entries = plan.entries;
-    src.qk = qk;
-    /* float zero points are added only when given: -0 + 0 is +0 */
-    src.need = (qk == QK_Q_F64 ? QS_NEED_SCALE64 : 0u) | (yk == QK_Y_B32 ? QS_NEED_ZP64 : 0u) |
-               (yk == QK_Y_E2M1 || yk == QK_Y_PE2M1 || yk == QK_Y_F16 || yk == QK_Y_BF16 ||
-                yk >= QK_Y_E2M3 ? QS_NEED_ZPF : 0u) |
-               /* the reciprocal form serves float32 quotients rounded to an integer, float8,
-                * float4 (without a zero point), or float16/bfloat16 precision */
-               (qk != QK_Q_F64 && yk != QK_Y_B32 && yk != QK_Y_F16 && yk != QK_Y_BF16
-                    ? QS_NEED_RSCALE : 0u);
+    qs_quantize_src(scale, zero_point, qk, yk, y->dtype, plan.entries, &src);
     if ((rc = qs_params_check(&src, err)) != QSIMD_OK) return rc;
 
     qs_exec e;
     memset(&e, 0, sizeof e);
     e.plan = &plan;
     e.src = &src;
+    e.kept = qs_params_kept(kept, &src);
     e.quant = qk_get_quant(qk_active(), xk, qk, yk);
     e.x = (const char *)x->data;
     e.y = (char *)y->data;
