@@ -14,6 +14,10 @@ median_times), so the ratio column comes from one run:
     python benchmarks/layouts.py                     # every row, the active instruction set
     python benchmarks/layouts.py --isa avx2 --quark  # AVX2 tier, Quark's op as a peer
     python benchmarks/layouts.py --only mx,bfp --markdown out.md
+    python benchmarks/layouts.py --prepared          # Q/DQ rows as qsimd.Quantizer / Dequantizer
+
+With --prepared, both sides of a Q/DQ row are prepared operators (parameters checked and their
+entries converted once, as a server holding a model's scales runs them).
 
 A row's verdict ('ok' / 'OVER') compares its ratio with its bar.
 """
@@ -69,6 +73,18 @@ def _params(shape, axis, per, block, ydt, rng):
     return scale, zp
 
 
+PREPARED = False   # --prepared: Q/DQ rows through qsimd.Quantizer / qsimd.Dequantizer
+
+
+def _op(fn, s, z, out, **kw):
+    """One timed call of quantize_linear / dequantize_linear (fn), or of the prepared operator
+    made once from the same arguments."""
+    if not PREPARED:
+        return lambda x: fn(x, s, z, out=out, **kw)  # noqa: E731
+    prep = (qsimd.Quantizer if fn is qsimd.quantize_linear else qsimd.Dequantizer)(s, z, **kw)
+    return lambda x: prep(x, out=out)  # noqa: E731
+
+
 def _out_q(shape, ydt, packed):
     n = int(np.prod(shape))
     return np.empty(((n + 1) // 2,), np.uint8) if packed else np.empty(shape, ydt)
@@ -83,9 +99,11 @@ def q_row(shape, axis, per, block, out_name, packed=False):
     s0, z0 = _params(shape, axis, "tensor", 0, ydt, rng)
     out, out0 = _out_q(shape, ydt, packed), _out_q(shape, ydt, packed)
     kw = dict(axis=axis, block_size=block if per == "block" else 0, packed=packed, num_threads=1)
-    ours = lambda: qsimd.quantize_linear(x, s, z, out=out, **kw)  # noqa: E731
-    base = lambda: qsimd.quantize_linear(x, s0, z0, out=out0, packed=packed, num_threads=1)  # noqa: E731
-    return ours, base
+    if PREPARED:   # (the operators are made for an output type; the functions take it from z)
+        kw["output_dtype"] = ydt
+    ours = _op(qsimd.quantize_linear, s, z, out, **kw)
+    base = _op(qsimd.quantize_linear, s0, z0, out0, **dict(kw, axis=1, block_size=0))
+    return lambda: ours(x), lambda: base(x)
 
 
 def dq_row(shape, axis, per, block, in_name, packed=False):
@@ -97,9 +115,9 @@ def dq_row(shape, axis, per, block, in_name, packed=False):
     q = qsimd.quantize_linear(_x(shape), s0, z0, packed=packed)
     out, out0 = np.empty(shape, np.float32), np.empty(shape, np.float32)
     kw = dict(axis=axis, block_size=block if per == "block" else 0, num_threads=1)
-    ours = lambda: qsimd.dequantize_linear(q, s, z, out=out, **kw)  # noqa: E731
-    base = lambda: qsimd.dequantize_linear(q, s0, z0, out=out0, num_threads=1)  # noqa: E731
-    return ours, base
+    ours = _op(qsimd.dequantize_linear, s, z, out, **kw)
+    base = _op(qsimd.dequantize_linear, s0, z0, out0, **dict(kw, axis=1, block_size=0))
+    return lambda: ours(q), lambda: base(q)
 
 
 def copy_floor(shape):
@@ -184,7 +202,11 @@ def main(argv=None) -> int:
     ap.add_argument("--match", default="", help="only rows whose label contains this text")
     ap.add_argument("--quark", action="store_true", help="time AMD Quark's own op (builds it)")
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    ap.add_argument("--prepared", action="store_true",
+                    help="Q/DQ rows through prepared operators (Quantizer / Dequantizer)")
     args = ap.parse_args(argv)
+    global PREPARED
+    PREPARED = args.prepared
     only = {s for s in args.only.split(",") if s}
     bench._QUARK_LIB = os.environ.get("QSIMD_QUARK_LIB")
     if args.quark and not bench._QUARK_LIB:
@@ -195,7 +217,8 @@ def main(argv=None) -> int:
             print(f"Quark's ops unavailable: {quark_ops.skip_reason()}", file=sys.stderr)
     if args.isa:
         qsimd.set_isa(args.isa)
-    lines = [f"Machine: {bench.machine()}", ""]
+    lines = [f"Machine: {bench.machine()}" + ("; Q/DQ rows: prepared operators" if PREPARED
+                                              else ""), ""]
     head = ("| section | case | qsimd µs | baseline µs | ratio | bar | verdict | Quark µs | "
             "Quark/qsimd |")
     lines += [head, "|---|---|---|---|---|---|---|---|---|"]
