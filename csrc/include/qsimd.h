@@ -173,7 +173,9 @@ QSIMD_API int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_t
 
 /* Prepared parameters: the scale and zero point (and options) of a QuantizeLinear or
  * DequantizeLinear checked and copied once, for calls that reuse them (a server's model
- * inputs). The object is read-only once made: any number of threads may run it at once.
+ * inputs), with their entries converted once into the forms the kernels read (up to 16 MiB
+ * more; runs whose x type reads other forms convert them per run, as the operator does).
+ * The object is read-only once made: any number of threads may run it at once.
  * It is the one thing the library allocates for the caller: free it with
  * qsimd_prepared_free(). Later changes to the caller's scale / zero point buffers do not
  * affect it.
