@@ -150,3 +150,26 @@ def test_many_reused_entries(isa, with_zp):
     assert_same(qsimd.quantize_linear(x, sb, zb, axis=1, block_size=3, output_dtype="int8"),
                 ref_quantize(x, sb, zb, axis=1, block_size=3, output_dtype=TensorProto.INT8),
                 "blocked on an outer axis", count=True)
+
+
+@pytest.mark.parametrize("special", [0.0, -0.0, 1e-45, 2.0**-84, 2.0**101, np.inf, np.nan, -0.5])
+def test_one_special_scale_entry(isa, special):
+    """One scale entry outside the reciprocal form's range (or negative) at each position of a
+    per-axis scale, the others ordinary: the conversion's flags must see it wherever it is (in
+    its vector steps and its tail), or the kernels would take its reciprocal. Against
+    docs/CONTRACT.md's rule (the reference casts an infinite quotient to int32, which is
+    platform behaviour): the float32 quotient rounded half to even, plus the zero point,
+    saturated; NaN gives the type's minimum."""
+    rng = np.random.default_rng(7)
+    d = 37
+    x = (rng.standard_normal((3, d)) * 8).astype(np.float32)
+    x[0, :5] = [0.0, -0.0, 1e-30, -3.0, 2.5]
+    base = (rng.random(d) * 0.5 + 0.05).astype(np.float32)
+    z = rng.integers(0, 256, d).astype(np.uint8)
+    for p in range(d):
+        s = base.copy()
+        s[p] = special
+        with np.errstate(all="ignore"):
+            q = np.rint(x / s).astype(np.float64) + z
+        want = np.where(np.isnan(q), 0, np.clip(q, 0, 255)).astype(np.uint8)
+        assert_same(qsimd.quantize_linear(x, s, z, axis=1), want, f"entry {p} = {special}")
