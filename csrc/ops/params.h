@@ -40,7 +40,7 @@ typedef struct qs_params {
 
 /* Entries converted once for a prepared object (prepared.c): a run whose qs_psrc asks for
  * the same forms of as many entries reads them instead of converting per call (16x4096
- * per-axis along the last axis: the conversion was a third of the call). Read-only once made,
+ * per-axis along the last axis: the conversion was a quarter of the call). Read-only once made,
  * so any number of threads may share it. */
 typedef struct qs_pkept {
     int qk, has_zp;
