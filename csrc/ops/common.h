@@ -12,18 +12,14 @@
 #include "exec.h"
 #include "../dispatch.h"
 
-/* The operators with entries a prepared object converted once (kept, or NULL: per call), the
- * sources of their entries, and those entries kept (NULL: not kept). */
+/* The operators with entries a prepared object converted once (kept, or NULL: per call), and
+ * those entries made for a prepared object (NULL: not kept). */
 int qs_quantize(const qsimd_tensor *x, const qsimd_tensor *scale, const qsimd_tensor *zero_point,
                 const qsimd_quantize_options *opt, const qsimd_tensor *y, const qs_pkept *kept,
                 qsimd_error *err);
 int qs_dequantize(const qsimd_tensor *x, const qsimd_tensor *scale,
                   const qsimd_tensor *zero_point, const qsimd_dequantize_options *opt,
                   const qsimd_tensor *y, const qs_pkept *kept, qsimd_error *err);
-void qs_quantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int qk, int yk,
-                     int32_t ydt, size_t entries, qs_psrc *src);
-void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t xdt,
-                       size_t entries, qs_psrc *src);
 qs_pkept *qs_quantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t y_dtype,
                            int32_t y_packed, int32_t precision);
 qs_pkept *qs_dequantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp);

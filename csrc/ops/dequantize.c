@@ -21,7 +21,7 @@ static int out_kind(int32_t t)
     }
 }
 
-void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t xdt,
+static void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t xdt,
                        size_t entries, qs_psrc *src)
 {
     /* a float4 zero point is ignored without a check, as the reference does; a float6 one
@@ -38,8 +38,8 @@ void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_
 
 qs_pkept *qs_dequantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp)
 {
-    size_t n = 1;
-    for (int i = 0; i < scale->ndim; i++) n *= (size_t)scale->shape[i];
+    size_t n;
+    if (qs_count(scale, "scale", &n, NULL) != QSIMD_OK) return NULL;
     if (n == 0) return NULL;
     /* x has the zero point's type (without one, no form depends on x's type) */
     qs_psrc src;

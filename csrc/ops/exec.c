@@ -95,22 +95,22 @@ int qs_execute(const qs_exec *e, int threads, qsimd_error *err)
     qs_params pp;
     qs_plan cuts = *plan;   /* kernels take any piece: cuts only keep packed groups whole */
     cuts.kind = QS_PER_TENSOR;
-    if (e->kept) {   /* (read-only: shared by the threads as qs_params_all's would be) */
-        c.pp = (qs_params *)e->kept;
-        if (one) exec_piece(e, c.pp, 0, 0, plan->n);
-        else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);
-        return QSIMD_OK;
-    }
-    if (e->src->entries > qs_params_room(e->src) && plan->kind == QS_BLOCKED && plan->inner == 1) {
+    if (!e->kept && e->src->entries > qs_params_room(e->src) && plan->kind == QS_BLOCKED &&
+        plan->inner == 1) {
         pp.count = 0;
         if (one) exec_piece(e, &pp, 1, 0, plan->n);
         else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);
         return QSIMD_OK;
     }
-    int rc = qs_params_all(e->src, &pp, err);
-    if (rc != QSIMD_OK) return rc;
-    c.pp = &pp;
-    if (one) exec_piece(e, &pp, 0, 0, plan->n);
+    pp.heap = NULL;
+    if (e->kept) {   /* (read-only: shared by the threads as qs_params_all's would be) */
+        c.pp = (qs_params *)e->kept;
+    } else {
+        int rc = qs_params_all(e->src, &pp, err);
+        if (rc != QSIMD_OK) return rc;
+        c.pp = &pp;
+    }
+    if (one) exec_piece(e, c.pp, 0, 0, plan->n);
     else qs_parallel(&cuts, threads, e->per_byte, exec_thread_piece, &c);
     free(pp.heap);
     return QSIMD_OK;

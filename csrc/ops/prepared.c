@@ -193,6 +193,8 @@ int qsimd_prepare_quantize_chain(const qsimd_tensor *scale, const qsimd_tensor *
     q.y_packed = p->y_packed;
     q.opt = p->qopt;
     rc = qs_chain_make(&q, ops, n_ops, pre_axis, perm, perm_len, &p->chain, err);
+    qs_params_unkeep(p->kept);   /* (the chain's runs never read them) */
+    p->kept = NULL;
     if (rc != QSIMD_OK) {
         qsimd_prepared_free(p);
         *out = NULL;

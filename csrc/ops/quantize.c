@@ -57,7 +57,7 @@ static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
     }
 }
 
-void qs_quantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int qk, int yk,
+static void qs_quantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int qk, int yk,
                      int32_t ydt, size_t entries, qs_psrc *src)
 {
     /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
@@ -80,8 +80,8 @@ qs_pkept *qs_quantize_kept(const qsimd_tensor *scale, const qsimd_tensor *zp, in
 {
     int32_t qmin, qmax;
     int yk = output_kind(y_dtype, qs_bits(y_dtype) < 8 && y_packed, &qmin, &qmax);
-    size_t n = 1;
-    for (int i = 0; i < scale->ndim; i++) n *= (size_t)scale->shape[i];
+    size_t n;
+    if (qs_count(scale, "scale", &n, NULL) != QSIMD_OK) return NULL;
     if (yk < 0 || n == 0) return NULL;
     /* as runs of float32 x read them (the common case; other runs convert per call) */
     qs_psrc src;
