@@ -220,6 +220,9 @@ def layouts():
     for b in (16, 32, 128, 7, 33, 1, 3):
         out += [((3, 129), 1, b), ((2, 300), 1, b), ((130, 4), 0, b), ((2, 40, 3), 1, b)]
     out += [((2, 64), 1, 16), ((2, 256), 1, 128), ((4, 33), 1, 17)]
+    # channel blocks of NCHW tensors: rows of odd length (packed codes start mid-byte), groups
+    # of rows that share a row of entries, of even, odd and uneven counts
+    out += [((2, 64, 7, 7), 1, 32), ((1, 20, 5, 5), 1, 6), ((2, 9, 3, 17), 1, 3)]
     if QUICK:
         out = out[::4] + [((2, 300), 1, 32)]
     return out

@@ -23,6 +23,7 @@ QK_ALWAYS_INLINE vi qv_set1_i(int32_t v) { return _mm_set1_epi32(v); }
 QK_ALWAYS_INLINE vf qv_loadu_f(const float *p) { return _mm_loadu_ps(p); }
 QK_ALWAYS_INLINE vi qv_loadu_i(const int32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 QK_ALWAYS_INLINE void qv_storeu_f(float *p, vf v) { _mm_storeu_ps(p, v); }
+QK_ALWAYS_INLINE void qv_storeu_i(void *p, vi v) { _mm_storeu_si128((__m128i *)p, v); }
 QK_ALWAYS_INLINE vf qv_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
 QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return _mm_div_ps(a, b); }
 QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }   /* a < b ? a : b */

@@ -890,14 +890,57 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
             hi[0] = r0;
             lo[1] = r0 + rows * kv;
         }
-    } else if (full && K >= QV_W && ovl &&
-               !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
+    } else if (full && K && ovl && !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
         /* the first row that starts in the run, and its rows */
         size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
-        if (rows >= 2 && (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
+        if (QD_LONG_ROWS && !step && K < QD_LONG) {
+            /* Groups of rows shorter than QD_LONG that share a row of entries (blocks along
+             * an inner axis: NCHW channel blocks of 7x7) as super rows of m * K elements, m
+             * a power of two: the row's entries expanded m times, each chunk's in registers
+             * down the super rows (qd_qrows). Whole chunks where 4-row tiles computed up to a
+             * third more and staged their codes, and packed codes of rows of odd length
+             * (which tiles cannot take) in whole bytes. Over [sa, sb): a partial first group
+             * is left to the pieces, a group of other rows ends them. */
+            union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
+            int32_t xz[QD_EXPN];
+            size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K}, m = 1;
+            size_t e, g, t0 = (QD_P(o, P, pos) + r0) / K, sa = r0, sb = r0;
+            const float *sp = QD_P(o, P, scale), *rp = QD_RS(o, P), *fp = QD_P(o, P, zpf);
+            const int32_t *zp = QD_P(o, P, zp);
+            const float *const xpp[3] = {xp.a.s, xp.a.r, fp ? xp.a.f : NULL};
+            while ((m * K < QD_U || (m * K) % per) && 2 * m * K <= QD_EXPN) m *= 2;
+            int ok = K >= QV_W && m > 1 && m * K >= QD_U && (m * K) % per == 0;
+            for (size_t r = 0; ok && r < rows; r += g) {
+                g = qd_tile_group(lay, QD_P(o, P, ebase), t0 + r, rows - r, &e);
+                if (g % m || (QD_P(o, P, phase) + r0 + r * K) % per) {
+                    if (r) break;
+                    sa = sb = r0 + g * K;
+                    continue;
+                }
+                for (size_t t = 0; t < m * K; t += K)   /* (by vectors: K >= QV_W) */
+                    for (size_t k = 0; k < K; k += QV_W) {
+                        size_t kk = k + QV_W > K ? K - QV_W : k;
+                        qv_storeu_f(xp.a.s + t + kk, qv_loadu_f(sp + e + kk));
+                        if (need & QD_R) qv_storeu_f(xp.a.r + t + kk, qv_loadu_f(rp + e + kk));
+                        if (need & QD_F && fp)
+                            qv_storeu_f(xp.a.f + t + kk, qv_loadu_f(fp + e + kk));
+                        if (need & QD_Z && zp) qv_storeu_i(xz + t + kk, qv_loadu_i(zp + e + kk));
+                    }
+                qd_qrows(o, x + qd_xat(o, P, r0 + r * K), y + qd_yat(o, P, r0 + r * K), m * K,
+                         g / m, xpp, zp ? xz : NULL, 0, need);
+                sb = r0 + (r + g) * K;
+            }
+            if (sb > sa) {   /* (the rows after them: tiles, as below) */
+                hi[0] = sa;
+                lo[1] = r0 = sb;
+                rows = (n - sb) / K;
+            }
+        }
+        if (rows >= 2 && K >= QV_W &&
+            (per == 1 || (K % per == 0 && (QD_P(o, P, phase) + r0) % per == 0))) {
             qd_tile(o, x + qd_xat(o, P, r0), y + qd_yat(o, P, r0), K, step, wrap,
                     (QD_P(o, P, pos) + r0) / K, rows, P, need);
-            hi[0] = r0;
+            if (hi[0] > r0) hi[0] = r0;
             lo[1] = r0 + rows * K;
         }
     }
