@@ -79,7 +79,19 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
         unsigned bits = qs_bits(t->dtype), lp = bits == 4 ? 1u : 2u;   /* log2 per byte */
         uint32_t mask = (1u << bits) - 1u;
         int sgn = t->dtype == QSIMD_INT4 || t->dtype == QSIMD_INT2;
-        for (i = 0; i < m; i++) {   /* (shifts, not a division per entry: 2.5x faster) */
+        i = 0;
+        if (t->packed && bits == 4 && t->dtype != QSIMD_FLOAT4E2M1 && e0 % 2 == 0) {
+            /* both nibbles of a byte per step (int4 blocks of 32 over rows of 7: 28,672 zero
+             * points a call), the sign by (c ^ 8) - 8 */
+            const uint8_t *b = (const uint8_t *)d + e0 / 2;
+            int32_t sx = sgn ? 8 : 0;
+            for (; i + 2 <= m; i += 2) {
+                int32_t c = b[i / 2];
+                z[i] = ((c & 15) ^ sx) - sx;
+                z[i + 1] = ((c >> 4) ^ sx) - sx;
+            }
+        }
+        for (; i < m; i++) {   /* (shifts, not a division per entry: 2.5x faster) */
             size_t e = e0 + i;
             uint32_t c = t->packed ? (((const uint8_t *)d)[e >> lp] >>
                                       ((e & ((1u << lp) - 1u)) * bits)) & mask
