@@ -194,4 +194,14 @@ qk_minmax_fn qk_get_minmax(const qk_table *t)
     return t->minmax_f32 ? t->minmax_f32 : qk_scalar_table.minmax_f32;
 }
 
+qk_recip_fn qk_get_recip(const qk_table *t)
+{
+    return t->recip_f32 ? t->recip_f32 : qk_scalar_table.recip_f32;
+}
+
+qk_widen_fn qk_get_widen(const qk_table *t)
+{
+    return t->widen_zp ? t->widen_zp : qk_scalar_table.widen_zp;
+}
+
 const char *qsimd_version(void) { return QSIMD_VERSION_STRING; }

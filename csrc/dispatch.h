@@ -8,5 +8,7 @@ const qk_table *qk_active(void);
 qk_quant_fn qk_get_quant(const qk_table *t, int xk, int qk, int yk);
 qk_dequant_fn qk_get_dequant(const qk_table *t, int dk, int ok);
 qk_minmax_fn qk_get_minmax(const qk_table *t);
+qk_recip_fn qk_get_recip(const qk_table *t);
+qk_widen_fn qk_get_widen(const qk_table *t);
 
 #endif

@@ -38,6 +38,8 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi qv_or_i(vi a, vi b) { return _mm256_or_si256(a, b); }
+static inline vi qv_and_i(vi a, vi b) { return _mm256_and_si256(a, b); }
 static inline vi qv_xor_i(vi a, vi b) { return _mm256_xor_si256(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm256_cvtepi32_ps(a); }
 
@@ -441,6 +443,7 @@ static inline vi qv_d2i(vd a, vd b)
 
 #include "generic/driver.h"
 #include "generic/minmax.h"
+#include "generic/entries.h"
 
 #define QK_ENTRY_avx2(kind, ...) QD_##kind##FN(__VA_ARGS__)
 #include "generic/registry.def"
@@ -450,4 +453,6 @@ const qk_table qk_avx2_table = {
     .name = "avx2",
 #include "generic/registry.def"
     .minmax_f32 = QD_N(minmax),
+    .recip_f32 = QD_N(recip),
+    .widen_zp = QD_N(widen),
 };

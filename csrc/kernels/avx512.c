@@ -47,6 +47,8 @@ static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf qv_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c-a*b */
 static inline vi qv_add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qv_sub_i(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vi qv_or_i(vi a, vi b) { return _mm512_or_si512(a, b); }
+static inline vi qv_and_i(vi a, vi b) { return _mm512_and_si512(a, b); }
 static inline vi qv_xor_i(vi a, vi b) { return _mm512_xor_si512(a, b); }
 static inline vf qv_cvt_i2f(vi a) { return _mm512_cvtepi32_ps(a); }
 
@@ -482,6 +484,7 @@ static inline vi qv_d2i(vd a, vd b)
 
 #include "generic/driver.h"
 #include "generic/minmax.h"
+#include "generic/entries.h"
 
 #define QK_ENTRY_avx512(kind, ...) QD_##kind##FN(__VA_ARGS__)
 #include "generic/registry.def"
@@ -497,4 +500,6 @@ const qk_table QK_AVX512_TABLE = {
 #endif
 #include "generic/registry.def"
     .minmax_f32 = QD_N(minmax),
+    .recip_f32 = QD_N(recip),
+    .widen_zp = QD_N(widen),
 };

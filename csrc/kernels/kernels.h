@@ -202,12 +202,24 @@ typedef void (*qk_dequant_fn)(const void *x, void *y, size_t n, const qk_dparams
 /* NaN-ignoring min and max of x[0..n). With no non-NaN element: *mn = +inf, *mx = -inf. */
 typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 
+/* r[i] = 1.0f / s[i] for i < n (r NULL: none), and flags over s[0..n): QK_RECIP_OUT when
+ * some |s| lies outside [QK_RECIP_MIN, QK_RECIP_MAX] (0, subnormals, inf and NaN too),
+ * QK_RECIP_NEG when some sign bit is set. */
+enum { QK_RECIP_OUT = 1, QK_RECIP_NEG = 2 };
+typedef unsigned (*qk_recip_fn)(const float *s, float *r, size_t n);
+
+/* z[i] = the i-th zero point of src as int32, i < n: dk QK_D_B8 (bytes) or QK_D_B16 (16-bit,
+ * native order), sgn 1 signed, 0 unsigned. */
+typedef void (*qk_widen_fn)(const void *src, int32_t *z, size_t n, int dk, int sgn);
+
 typedef struct qk_table {
     const char *name;
     const struct qk_table *base;   /* where an entry left NULL comes from (NULL: scalar) */
     qk_quant_fn quant[QK_NX][QK_NQ][QK_NY];
     qk_dequant_fn dequant[QK_ND][QK_NO];
     qk_minmax_fn minmax_f32;
+    qk_recip_fn recip_f32;
+    qk_widen_fn widen_zp;
 } qk_table;
 
 /* Tables. An ISA table may leave entries NULL; dispatch takes them from its base table

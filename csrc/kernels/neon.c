@@ -49,6 +49,8 @@ QK_ALWAYS_INLINE vf qv_fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }   
 QK_ALWAYS_INLINE vf qv_fnmadd(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }   /* c-a*b */
 QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return vaddq_s32(a, b); }
 QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return vsubq_s32(a, b); }
+QK_ALWAYS_INLINE vi qv_or_i(vi a, vi b) { return vorrq_s32(a, b); }
+QK_ALWAYS_INLINE vi qv_and_i(vi a, vi b) { return vandq_s32(a, b); }
 QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return vcvtq_f32_s32(a); }   /* nearest even */
 
 static const uint8_t qv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -433,6 +435,7 @@ QK_ALWAYS_INLINE vi qv_xor_i(vi a, vi b) { return veorq_s32(a, b); }
 QK_ALWAYS_INLINE void qv_storeu_i(void *p, vi v) { vst1q_s32((int32_t *)p, v); }
 
 #include "generic/driver.h"
+#include "generic/entries.h"
 
 /* ---- min / max ----
  * NaN-ignoring min and max. Runs of QN_MM_BLOCK elements go through FMIN / FMAX, two
@@ -521,4 +524,6 @@ const qk_table qk_neon_table = {
     .name = "neon",
 #include "generic/registry.def"
     .minmax_f32 = QD_N(minmax),
+    .recip_f32 = QD_N(recip),
+    .widen_zp = QD_N(widen),
 };

@@ -30,6 +30,8 @@ QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return _mm_min_ps(a, b); }   /* a < b ?
 QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return _mm_max_ps(a, b); }   /* a > b ? a : b */
 QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return _mm_add_epi32(a, b); }
 QK_ALWAYS_INLINE vi qv_sub_i(vi a, vi b) { return _mm_sub_epi32(a, b); }
+QK_ALWAYS_INLINE vi qv_or_i(vi a, vi b) { return _mm_or_si128(a, b); }
+QK_ALWAYS_INLINE vi qv_and_i(vi a, vi b) { return _mm_and_si128(a, b); }
 QK_ALWAYS_INLINE vf qv_cvt_i2f(vi a) { return _mm_cvtepi32_ps(a); }
 
 /* qv_blend: lanes [0, k) of a, the rest of b. qv_splice: the last k lanes of a, then the
@@ -185,6 +187,7 @@ QK_ALWAYS_INLINE void qv_stream64(void *y, const void *src)
 #define QD_BLOCK_RUN 0   /* (driver.h's block runs: code this -Os tier goes without) */
 #include "generic/driver.h"
 #include "generic/minmax.h"
+#include "generic/entries.h"
 
 #define QK_ENTRY_sse41(kind, ...) QD_##kind##FN(__VA_ARGS__)
 #include "generic/registry.def"
@@ -194,4 +197,6 @@ const qk_table qk_sse41_table = {
     .name = "sse41",
 #include "generic/registry.def"
     .minmax_f32 = QD_N(minmax),
+    .recip_f32 = QD_N(recip),
+    .widen_zp = QD_N(widen),
 };

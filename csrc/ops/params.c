@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dispatch.h"
 #include "../kernels/convert.h"
 #include "../kernels/kernels.h"
 
@@ -48,25 +49,17 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
     const void *d = t->data;
     size_t i;
     if (zf) for (i = 0; i < m; i++) zf[i] = 0.0f;
-    /* (steps of 8 from a local copy of the source, which -O2 widens in vector registers
-     * and stores straight to z: z may alias bytes read through s_, not the copy; a zero
-     * point per block of 32 elements) */
-#define QS_WIDEN(T) do { \
-        const T *s_ = (const T *)d + e0; \
-        for (i = 0; i + 8 <= m; i += 8) { \
-            T v_[8]; \
-            memcpy(v_, s_ + i, sizeof v_); \
-            for (int k = 0; k < 8; k++) z[i + k] = v_[k]; \
-        } \
-        for (; i < m; i++) z[i] = s_[i]; \
-    } while (0)
+    /* (8- and 16-bit zero points in the active instruction set's vectors: a zero point per
+     * block of 32 elements) */
     switch (t->dtype) {
-    case QSIMD_UINT8: QS_WIDEN(uint8_t); break;
-    case QSIMD_INT8: QS_WIDEN(int8_t); break;
-    case QSIMD_UINT16: QS_WIDEN(uint16_t); break;
-    case QSIMD_INT16: QS_WIDEN(int16_t); break;
-    case QSIMD_INT32: QS_WIDEN(int32_t); break;
-#undef QS_WIDEN
+    case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_UINT16: case QSIMD_INT16: {
+        int w = t->dtype == QSIMD_UINT16 || t->dtype == QSIMD_INT16;
+        qk_get_widen(qk_active())((const char *)d + e0 * (w ? 2u : 1u), z, m,
+                                  w ? QK_D_B16 : QK_D_B8,
+                                  t->dtype == QSIMD_INT8 || t->dtype == QSIMD_INT16);
+        break;
+    }
+    case QSIMD_INT32: memcpy(z, (const int32_t *)d + e0, m * sizeof(int32_t)); break;
     case QSIMD_UINT32:   /* the int32 copy saturates; 32-bit kernels read z64 */
         for (i = 0; i < m; i++) {
             uint32_t v = ((const uint32_t *)d)[e0 + i];
@@ -186,57 +179,14 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->rscale = NULL;
     /* 1/s for every entry when the kernels want reciprocals, with one flag for the range of
      * qk_recip, and whether some scale's sign bit is set (-0 and negative NaNs too: they
-     * only cost the scalar kernel, which handles every scale). One pass, in vectors where the
-     * compiler has them (a block of 32 elements would otherwise wait for a scalar divide,
-     * and a call with many entries spends much of its time here). |s|'s bits as int32
-     * (below 2^31, so no difference overflows) are out of range when one of v - lo, hi - v
-     * is negative; NaN and inf lie above QK_RECIP_MAX, 0 and denormals below. */
+     * only cost the scalar kernel, which handles every scale); in the active instruction
+     * set's vectors (a call with many entries spends much of its time here) */
     {
-        const float *sc = pp->scale;
         float *rb_ = (src->need & QS_NEED_RSCALE) ? rb : NULL;
-        int32_t lo = (int32_t)qk_f32_bits(QK_RECIP_MIN), hi = (int32_t)qk_f32_bits(QK_RECIP_MAX);
-        int32_t bad = 0;
-        uint32_t sg = 0;
-        size_t i = 0;
-#if defined(__GNUC__) || defined(__clang__)
-        {   /* 8 entries a step in vector extensions (with -O2's vectorising, the lanes'
-             * flags went through memory: 28,672 entries with their zero points 14.1 -> 9.6 us
-             * in x86-64's baseline SSE2) */
-            typedef int32_t v4i __attribute__((vector_size(16)));
-            typedef float v4f __attribute__((vector_size(16)));
-            v4i b0 = {0, 0, 0, 0}, b1 = b0, g0 = b0, g1 = b0;
-            const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
-            for (; i + 8 <= m; i += 8) {
-                v4f s0, s1;
-                v4i u0, u1;
-                memcpy(&s0, sc + i, 16); memcpy(&s1, sc + i + 4, 16);
-                memcpy(&u0, sc + i, 16); memcpy(&u1, sc + i + 4, 16);
-                v4i v0 = u0 & 0x7fffffff, v1 = u1 & 0x7fffffff;
-                b0 |= (v0 - lo) | (hi - v0);
-                b1 |= (v1 - lo) | (hi - v1);
-                g0 |= u0;
-                g1 |= u1;
-                if (rb_) {
-                    v4f r0 = one / s0, r1 = one / s1;
-                    memcpy(rb_ + i, &r0, 16); memcpy(rb_ + i + 4, &r1, 16);
-                }
-            }
-            b0 |= b1;
-            g0 |= g1;
-            bad = b0[0] | b0[1] | b0[2] | b0[3];
-            sg = (uint32_t)(g0[0] | g0[1] | g0[2] | g0[3]);
-        }
-#endif
-        for (; i < m; i++) {
-            uint32_t u = qk_f32_bits(sc[i]);
-            int32_t v = (int32_t)(u & 0x7fffffffu);
-            bad |= (v - lo) | (hi - v);
-            sg |= u;
-            if (rb_) rb_[i] = 1.0f / sc[i];
-        }
+        unsigned fl = qk_get_recip(qk_active())(pp->scale, rb_, m);
         /* kernels read a non-NULL rscale as "every entry may use the reciprocal form" */
-        pp->rscale = rb_ && bad >= 0 ? rb_ : NULL;
-        pp->negs = (int)(sg >> 31);
+        pp->rscale = rb_ && !(fl & QK_RECIP_OUT) ? rb_ : NULL;
+        pp->negs = (fl & QK_RECIP_NEG) != 0;
     }
     pp->zp = NULL;
     pp->zp64 = NULL;

@@ -1064,6 +1064,59 @@ static void sweep_minmax(const char *tname, const qk_table *t)
     }
 }
 
+/* ---------- reciprocals of scales ---------- */
+static void sweep_recip(const char *tname, const qk_table *t)
+{
+    size_t maxn = quick ? 100 : 300;
+    for (size_t n = 0; n <= maxn; n++) {
+        for (int pat = 0; pat < 4; pat++) {
+            float *s = arena_place(&ax, n * sizeof(float), (int)(n & 3), 0);
+            float *r1 = malloc((n + 1) * sizeof(float)), *r2 = malloc((n + 1) * sizeof(float));
+            for (size_t i = 0; i < n; i++)   /* in range; one special in some runs (pat) */
+                s[i] = (rnd_unit() + 0.01f) * (pat == 3 && rndn(2) ? -1.0f : 1.0f);
+            if (n && pat == 1) s[rndn((uint32_t)n)] = special_float();
+            if (n && pat == 2) s[n - 1] = rndn(2) ? 0x1p-84f : 0x1.000002p100f;
+            unsigned f1 = qk_scalar_table.recip_f32(s, r1, n);
+            unsigned f2 = t->recip_f32(s, r2, n), f3 = t->recip_f32(s, NULL, n);
+            n_cases++;
+            if (f1 != f2 || f1 != f3)
+                report(tname, "recip", "n=%zu pattern=%d: flags scalar %u simd %u / %u", n,
+                       pat, f1, f2, f3);
+            for (size_t i = 0; i < n; i++)
+                if (qk_f32_bits(r1[i]) != qk_f32_bits(r2[i])) {
+                    report(tname, "recip", "n=%zu s[%zu]=%a: scalar %a simd %a", n, i,
+                           s[i], r1[i], r2[i]);
+                    break;
+                }
+            free(r1);
+            free(r2);
+        }
+    }
+}
+
+/* ---------- zero points widened ---------- */
+static void sweep_widen(const char *tname, const qk_table *t)
+{
+    for (size_t n = 0; n <= (quick ? 100u : 300u); n++)
+        for (int k = 0; k < 4; k++) {
+            int dk = k < 2 ? QK_D_B8 : QK_D_B16, sgn = k & 1;
+            unsigned char *b = arena_place(&ax, 2 * n, (int)(n & 3), 0);
+            int32_t *z1 = malloc((n + 1) * sizeof(int32_t)), *z2 = malloc((n + 1) * 4);
+            for (size_t i = 0; i < 2 * n; i++) b[i] = (unsigned char)rndn(256);
+            qk_scalar_table.widen_zp(b, z1, n, dk, sgn);
+            t->widen_zp(b, z2, n, dk, sgn);
+            n_cases++;
+            for (size_t i = 0; i < n; i++)
+                if (z1[i] != z2[i]) {
+                    report(tname, "widen", "n=%zu dk=%d sgn=%d [%zu]: scalar %d simd %d", n,
+                           dk, sgn, i, z1[i], z2[i]);
+                    break;
+                }
+            free(z1);
+            free(z2);
+        }
+}
+
 /* ---------- driver ---------- */
 static void test_table(const char *tname, const qk_table *t, int reps)
 {
@@ -1086,6 +1139,14 @@ static void test_table(const char *tname, const qk_table *t, int reps)
         if (t->minmax_f32) {
             entries += rep == 0;
             sweep_minmax(tname, t);
+        }
+        if (t->recip_f32) {
+            entries += rep == 0;
+            sweep_recip(tname, t);
+        }
+        if (t->widen_zp) {
+            entries += rep == 0;
+            sweep_widen(tname, t);
         }
         sweep_halves(tname, t);
     }

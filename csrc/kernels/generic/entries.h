@@ -1,0 +1,56 @@
+/* The forms the kernels read of scale and zero-point entries, converted per call (a call
+ * with many entries spends much of its time here): reciprocals of float32 scales with their
+ * range / sign flags (the kernel table's recip_f32) and 8- / 16-bit zero points as int32
+ * (widen_zp), kernels.h. Included by a kernel file after driver.h. */
+#ifndef QSIMD_GENERIC_ENTRIES_H
+#define QSIMD_GENERIC_ENTRIES_H
+
+static unsigned QD_N(recip)(const float *s, float *r, size_t n)
+{
+    /* |s|'s bits as int32 (below 2^31: no difference overflows) are out of range when one of
+     * v - lo, hi - v is negative; NaN and inf lie above QK_RECIP_MAX, 0 and subnormals below */
+    int32_t lo = (int32_t)qk_f32_bits(QK_RECIP_MIN), hi = (int32_t)qk_f32_bits(QK_RECIP_MAX);
+    int32_t bad = 0, sg = 0, lb[QV_W], lg[QV_W];
+    vi vlo = qv_set1_i(lo), vhi = qv_set1_i(hi), ab = qv_set1_i(0x7fffffff);
+    vi vb = qv_set1_i(0), vg = vb;
+    vf one = qv_set1(1.0f);
+    size_t i = 0;
+    for (; n - i >= QV_W; i += QV_W) {
+        vi u = qv_loadu_i((const int32_t *)(const void *)(s + i)), v = qv_and_i(u, ab);
+        vb = qv_or_i(vb, qv_or_i(qv_sub_i(v, vlo), qv_sub_i(vhi, v)));
+        vg = qv_or_i(vg, u);
+        if (r) qv_storeu_f(r + i, qv_div(one, qv_loadu_f(s + i)));
+    }
+    qv_storeu_i(lb, vb);
+    qv_storeu_i(lg, vg);
+    for (int k = 0; k < QV_W; k++) { bad |= lb[k]; sg |= lg[k]; }
+    for (; i < n; i++) {
+        int32_t u = (int32_t)qk_f32_bits(s[i]), v = u & 0x7fffffff;
+        bad |= (v - lo) | (hi - v);
+        sg |= u;
+        if (r) r[i] = 1.0f / s[i];
+    }
+    return (bad < 0 ? (unsigned)QK_RECIP_OUT : 0u) | (sg < 0 ? (unsigned)QK_RECIP_NEG : 0u);
+}
+
+static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn)
+{
+    const unsigned char *b = (const unsigned char *)src;
+    vi h = qv_set1_i(0);
+    size_t i = 0;
+    if (dk == QK_D_B16) {
+        for (; n - i >= QV_W; i += QV_W)
+            qv_storeu_i(z + i, qv_load_codes(QK_D_B16, 16, sgn, h, b + 2 * i));
+        for (; i < n; i++) {
+            uint16_t v;
+            memcpy(&v, b + 2 * i, 2);
+            z[i] = sgn ? (int32_t)(int16_t)v : (int32_t)v;
+        }
+    } else {
+        for (; n - i >= QV_W; i += QV_W)
+            qv_storeu_i(z + i, qv_load_codes(QK_D_B8, 8, sgn, h, b + i));
+        for (; i < n; i++) z[i] = sgn ? (int32_t)(signed char)b[i] : (int32_t)b[i];
+    }
+}
+
+#endif
