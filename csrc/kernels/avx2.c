@@ -31,6 +31,10 @@ static inline void qv_storeu_i(void *p, vi v) { _mm256_storeu_si256((__m256i *)p
 static inline vf qv_add_f(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vd qv_add_d(vd a, vd b) { return _mm256_add_pd(a, b); }
 static inline vf qv_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)   /* (not under SIMDe) */
+#define QV_OPAQUE 1   /* (generic/layout.h) */
+static inline vf qv_opaque(vf v) { __asm__("" : "+v"(v)); return v; }
+#endif
 static inline vf qv_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf qv_min(vf a, vf b) { return _mm256_min_ps(a, b); }   /* a < b ? a : b */
 static inline vf qv_max(vf a, vf b) { return _mm256_max_ps(a, b); }   /* a > b ? a : b */

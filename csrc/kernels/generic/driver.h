@@ -409,7 +409,7 @@ QD_INLINE qd_pv qd_vec_pv(const qd_src *c, size_t e, unsigned sh, unsigned need)
     QD_UNROLL
     for (int v = 0; v < 4; v++) {
         size_t k = e + ((unsigned)v >> sh);
-        pv.s[v] = qv_set1(c->s[k]);
+        pv.s[v] = qv_opaque(qv_set1(c->s[k]));
         pv.r[v] = need & QD_R ? qv_set1(c->r[k]) : qv_set1(1.0f);
         pv.f[v] = need & QD_F && c->f ? qv_set1(c->f[k]) : qv_set1(0.0f);
         pv.z[v] = need & QD_Z && c->z ? qv_set1_i(c->z[k]) : qv_set1_i(0);

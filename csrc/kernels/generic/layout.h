@@ -39,6 +39,13 @@ typedef struct qd_pv {
 
 /* The reciprocal form's bound on x for a scale s (driver.h): QD_RK s, exact. */
 #define QD_XL(s) qv_mul(qv_set1(131072.0f), (s))
+/* A vector the compiler must not see through (the layer's qv_opaque, where it has one): for
+ * an entry broadcast per vector gcc would otherwise compute QD_XL on the scalar and broadcast
+ * both it and s from registers (shuffle-port work per vector) instead of broadcasting s from
+ * memory and multiplying the vector. */
+#ifndef QV_OPAQUE
+#define qv_opaque(v) (v)
+#endif
 
 /* SEG: a segment's entry, its end and the end of its row (absolute positions). */
 typedef struct qd_seg {
