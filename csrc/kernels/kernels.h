@@ -208,9 +208,11 @@ typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 enum { QK_RECIP_OUT = 1, QK_RECIP_NEG = 2 };
 typedef unsigned (*qk_recip_fn)(const float *s, float *r, size_t n);
 
-/* z[i] = the i-th zero point of src as int32, i < n: dk QK_D_B8 (bytes) or QK_D_B16 (16-bit,
- * native order), sgn 1 signed, 0 unsigned. */
-typedef void (*qk_widen_fn)(const void *src, int32_t *z, size_t n, int dk, int sgn);
+/* z[i] = the i-th zero point of src as int32, i < n: dk QK_D_B8 (bytes; bits 8, or 4 / 2 for
+ * sub-byte codes one per byte, whose high bits are ignored) or QK_D_B16 (16-bit, native
+ * order), sgn 1 signed, 0 unsigned. */
+typedef void (*qk_widen_fn)(const void *src, int32_t *z, size_t n, int dk, int sgn,
+                            unsigned bits);
 
 typedef struct qk_table {
     const char *name;

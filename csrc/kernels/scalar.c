@@ -358,10 +358,15 @@ static unsigned recip_f32_scalar(const float *s, float *r, size_t n)
         } \
         for (; i < n; i++) z[i] = s_[i]; \
     } while (0)
-static void widen_zp_scalar(const void *src, int32_t *z, size_t n, int dk, int sgn)
+static void widen_zp_scalar(const void *src, int32_t *z, size_t n, int dk, int sgn,
+                            unsigned bits)
 {
     size_t i;
-    if (dk == QK_D_B16) {
+    if (dk == QK_D_B8 && bits < 8) {   /* the low bits, sign-extended */
+        const unsigned char *b = (const unsigned char *)src;
+        int32_t m = (1 << bits) - 1, sx = sgn ? 1 << (bits - 1) : 0;
+        for (i = 0; i < n; i++) z[i] = (b[i] & m) - 2 * (b[i] & sx);
+    } else if (dk == QK_D_B16) {
         if (sgn) QK_WIDEN(int16_t);
         else QK_WIDEN(uint16_t);
     } else {

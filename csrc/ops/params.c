@@ -56,7 +56,7 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
         int w = t->dtype == QSIMD_UINT16 || t->dtype == QSIMD_INT16;
         qk_get_widen(qk_active())((const char *)d + e0 * (w ? 2u : 1u), z, m,
                                   w ? QK_D_B16 : QK_D_B8,
-                                  t->dtype == QSIMD_INT8 || t->dtype == QSIMD_INT16);
+                                  t->dtype == QSIMD_INT8 || t->dtype == QSIMD_INT16, w ? 16 : 8);
         break;
     }
     case QSIMD_INT32: memcpy(z, (const int32_t *)d + e0, m * sizeof(int32_t)); break;
@@ -73,7 +73,10 @@ static void convert_zps(const qs_psrc *src, size_t e0, size_t m, int32_t *z, int
         uint32_t mask = (1u << bits) - 1u;
         int sgn = t->dtype == QSIMD_INT4 || t->dtype == QSIMD_INT2;
         i = 0;
-        if (t->packed && bits == 4 && t->dtype != QSIMD_FLOAT4E2M1 && e0 % 2 == 0) {
+        if (!t->packed && t->dtype != QSIMD_FLOAT4E2M1) {   /* one per byte: in vectors */
+            qk_get_widen(qk_active())((const uint8_t *)d + e0, z, m, QK_D_B8, sgn, bits);
+            i = m;
+        } else if (t->packed && bits == 4 && t->dtype != QSIMD_FLOAT4E2M1 && e0 % 2 == 0) {
             /* both nibbles of a byte per step (int4 blocks of 32 over rows of 7: 28,672 zero
              * points a call), the sign by (c ^ 8) - 8 */
             const uint8_t *b = (const uint8_t *)d + e0 / 2;

@@ -1098,18 +1098,19 @@ static void sweep_recip(const char *tname, const qk_table *t)
 static void sweep_widen(const char *tname, const qk_table *t)
 {
     for (size_t n = 0; n <= (quick ? 100u : 300u); n++)
-        for (int k = 0; k < 4; k++) {
-            int dk = k < 2 ? QK_D_B8 : QK_D_B16, sgn = k & 1;
+        for (int k = 0; k < 8; k++) {
+            int dk = k < 2 || k >= 4 ? QK_D_B8 : QK_D_B16, sgn = k & 1;
+            unsigned bits = k < 4 ? (dk == QK_D_B8 ? 8u : 16u) : k < 6 ? 4u : 2u;
             unsigned char *b = arena_place(&ax, 2 * n, (int)(n & 3), 0);
             int32_t *z1 = malloc((n + 1) * sizeof(int32_t)), *z2 = malloc((n + 1) * 4);
             for (size_t i = 0; i < 2 * n; i++) b[i] = (unsigned char)rndn(256);
-            qk_scalar_table.widen_zp(b, z1, n, dk, sgn);
-            t->widen_zp(b, z2, n, dk, sgn);
+            qk_scalar_table.widen_zp(b, z1, n, dk, sgn, bits);
+            t->widen_zp(b, z2, n, dk, sgn, bits);
             n_cases++;
             for (size_t i = 0; i < n; i++)
                 if (z1[i] != z2[i]) {
-                    report(tname, "widen", "n=%zu dk=%d sgn=%d [%zu]: scalar %d simd %d", n,
-                           dk, sgn, i, z1[i], z2[i]);
+                    report(tname, "widen", "n=%zu dk=%d sgn=%d bits=%u [%zu]: scalar %d simd %d",
+                           n, dk, sgn, bits, i, z1[i], z2[i]);
                     break;
                 }
             free(z1);

@@ -33,7 +33,7 @@ static unsigned QD_N(recip)(const float *s, float *r, size_t n)
     return (bad < 0 ? (unsigned)QK_RECIP_OUT : 0u) | (sg < 0 ? (unsigned)QK_RECIP_NEG : 0u);
 }
 
-static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn)
+static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn, unsigned bits)
 {
     const unsigned char *b = (const unsigned char *)src;
     vi h = qv_set1_i(0);
@@ -46,6 +46,14 @@ static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn)
             memcpy(&v, b + 2 * i, 2);
             z[i] = sgn ? (int32_t)(int16_t)v : (int32_t)v;
         }
+    } else if (bits < 8) {   /* the low bits, sign-extended as c - 2 (c & 2^(bits-1)) */
+        int32_t m = (1 << bits) - 1, sx = sgn ? 1 << (bits - 1) : 0;
+        vi vs = qv_set1_i(sx);
+        for (; n - i >= QV_W; i += QV_W) {
+            vi c = qv_load_codes(QK_D_B8, bits, 0, h, b + i), t = qv_and_i(c, vs);
+            qv_storeu_i(z + i, qv_sub_i(c, qv_add_i(t, t)));
+        }
+        for (; i < n; i++) z[i] = (b[i] & m) - 2 * (b[i] & sx);
     } else {
         for (; n - i >= QV_W; i += QV_W)
             qv_storeu_i(z + i, qv_load_codes(QK_D_B8, 8, sgn, h, b + i));
