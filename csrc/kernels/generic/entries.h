@@ -24,13 +24,9 @@ static unsigned QD_N(recip)(const float *s, float *r, size_t n)
     qv_storeu_i(lb, vb);
     qv_storeu_i(lg, vg);
     for (int k = 0; k < QV_W; k++) { bad |= lb[k]; sg |= lg[k]; }
-    for (; i < n; i++) {
-        int32_t u = (int32_t)qk_f32_bits(s[i]), v = u & 0x7fffffff;
-        bad |= (v - lo) | (hi - v);
-        sg |= u;
-        if (r) r[i] = 1.0f / s[i];
-    }
-    return (bad < 0 ? (unsigned)QK_RECIP_OUT : 0u) | (sg < 0 ? (unsigned)QK_RECIP_NEG : 0u);
+    /* (the last n % QV_W by the scalar table's) */
+    return (bad < 0 ? (unsigned)QK_RECIP_OUT : 0u) | (sg < 0 ? (unsigned)QK_RECIP_NEG : 0u) |
+           qk_scalar_table.recip_f32(s + i, r ? r + i : NULL, n - i);
 }
 
 static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn, unsigned bits)
