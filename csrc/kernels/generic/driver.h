@@ -893,14 +893,15 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
     } else if (full && K && ovl && !(QD_P(o, P, kdim) > 1 && !QD_P(o, P, row) && K < QD_LONG)) {
         /* the first row that starts in the run, and its rows */
         size_t r0 = (K - QD_P(o, P, pos) % K) % K, rows = r0 < n ? (n - r0) / K : 0;
-        if (QD_LONG_ROWS && !step && K < QD_LONG) {
+        if (QD_LONG_ROWS && qd_op_blocks(o) && !step && K < QD_LONG) {
             /* Groups of rows shorter than QD_LONG that share a row of entries (blocks along
              * an inner axis: NCHW channel blocks of 7x7) as super rows of m * K elements, m
              * a power of two: the row's entries expanded m times, each chunk's in registers
              * down the super rows (qd_qrows). Whole chunks where 4-row tiles computed up to a
              * third more and staged their codes, and packed codes of rows of odd length
              * (which tiles cannot take) in whole bytes. Over [sa, sb): a partial first group
-             * is left to the pieces, a group of other rows ends them. */
+             * is left to the pieces, a group of other rows ends them. In the entries that
+             * have block runs only (code size: a second inlined qd_qrows per entry). */
             union { vf align; struct { float s[QD_EXPN], r[QD_EXPN], f[QD_EXPN]; } a; } xp;
             int32_t xz[QD_EXPN];
             size_t lay[4] = {QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), K}, m = 1;
