@@ -22,7 +22,7 @@ static int out_kind(int32_t t)
 }
 
 static void qs_dequantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int32_t xdt,
-                       size_t entries, qs_psrc *src)
+                              size_t entries, qs_psrc *src)
 {
     /* a float4 zero point is ignored without a check, as the reference does; a float6 one
      * is subtracted in float32 (the reference's opset 28 rule) */

@@ -58,7 +58,7 @@ static int output_kind(int32_t t, int packed, int32_t *qmin, int32_t *qmax)
 }
 
 static void qs_quantize_src(const qsimd_tensor *scale, const qsimd_tensor *zp, int qk, int yk,
-                     int32_t ydt, size_t entries, qs_psrc *src)
+                            int32_t ydt, size_t entries, qs_psrc *src)
 {
     /* float8 outputs ignore the zero point (ONNX reference and onnxruntime): not read */
     src->scale = scale;

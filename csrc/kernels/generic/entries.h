@@ -32,29 +32,22 @@ static unsigned QD_N(recip)(const float *s, float *r, size_t n)
 static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn, unsigned bits)
 {
     const unsigned char *b = (const unsigned char *)src;
-    vi h = qv_set1_i(0);
-    size_t i = 0;
+    size_t i = 0, w = dk == QK_D_B16 ? 2 : 1;
+    vi h = qv_set1_i(0), vs = qv_set1_i(sgn && bits < 8 ? 1 << (bits - 1) : 0);
     if (dk == QK_D_B16) {
         for (; n - i >= QV_W; i += QV_W)
             qv_storeu_i(z + i, qv_load_codes(QK_D_B16, 16, sgn, h, b + 2 * i));
-        for (; i < n; i++) {
-            uint16_t v;
-            memcpy(&v, b + 2 * i, 2);
-            z[i] = sgn ? (int32_t)(int16_t)v : (int32_t)v;
-        }
     } else if (bits < 8) {   /* the low bits, sign-extended as c - 2 (c & 2^(bits-1)) */
-        int32_t m = (1 << bits) - 1, sx = sgn ? 1 << (bits - 1) : 0;
-        vi vs = qv_set1_i(sx);
         for (; n - i >= QV_W; i += QV_W) {
             vi c = qv_load_codes(QK_D_B8, bits, 0, h, b + i), t = qv_and_i(c, vs);
             qv_storeu_i(z + i, qv_sub_i(c, qv_add_i(t, t)));
         }
-        for (; i < n; i++) z[i] = (b[i] & m) - 2 * (b[i] & sx);
     } else {
         for (; n - i >= QV_W; i += QV_W)
             qv_storeu_i(z + i, qv_load_codes(QK_D_B8, 8, sgn, h, b + i));
-        for (; i < n; i++) z[i] = sgn ? (int32_t)(signed char)b[i] : (int32_t)b[i];
     }
+    /* (the last n % QV_W by the scalar table's) */
+    qk_scalar_table.widen_zp(b + w * i, z + i, n - i, dk, sgn, bits);
 }
 
 #endif
