@@ -201,17 +201,19 @@ static qk_mxbfp random_kind(size_t block)
     return c;
 }
 
-/* One layout and kind on impl: out of place and in place against the scalar kernel. */
+/* One layout and kind on impl: out of place and in place against the scalar kernel; y ends
+ * `gap` floats before the guard page (y's offset in a cache line), canaries in between. */
 static void one_case(const mx_impl *im, arena *ax, arena *ay, float *want, const qk_mxbfp *c,
-                     size_t outer, size_t len, size_t inner, int kind)
+                     size_t outer, size_t len, size_t inner, int kind, size_t gap)
 {
     size_t n = outer * len * inner;
-    float *x = at_end(ax, n), *y = at_end(ay, n);
+    float *x = at_end(ax, n), *y = at_end(ay, n + gap);
     float *pre = y - 8;   /* canaries before y */
     fill(x, n, kind, 1 + rndn(40));
     qk_mxbfp_scalar(x, want, outer, len, inner, c);
     for (int in_place = 0; in_place < 2; in_place++) {
         for (int i = 0; i < 8; i++) pre[i] = from_bits(0x7fc0dead);
+        for (size_t i = 0; i < gap; i++) y[n + i] = from_bits(0x7fc0dead);
         float *out = y;
         if (in_place) memcpy(y, x, n * sizeof(float));
         im->fn(in_place ? y : x, out, outer, len, inner, c);
@@ -225,6 +227,11 @@ static void one_case(const mx_impl *im, arena *ax, arena *ay, float *want, const
         for (int i = 0; i < 8; i++)
             if (to_bits(pre[i]) != 0x7fc0deadu) {
                 report(im->name, "wrote before y", c, outer, len, inner, 0, 0, 0, 0);
+                break;
+            }
+        for (size_t i = 0; i < gap; i++)
+            if (to_bits(y[n + i]) != 0x7fc0deadu) {
+                report(im->name, "wrote after y", c, outer, len, inner, 0, 0, 0, 0);
                 break;
             }
     }
@@ -347,7 +354,7 @@ int main(int argc, char **argv)
             while (outer * len * inner > n) outer = outer > 1 ? outer / 2 : 1, len = len > 8 ? len / 2 : len;
             if (outer * len * inner > n) continue;
             qk_mxbfp c = random_kind(block);
-            one_case(im, &ax, &ay, want, &c, outer, len, inner, (int)rndn(9));
+            one_case(im, &ax, &ay, want, &c, outer, len, inner, (int)rndn(9), 0);
         }
         /* middle-axis strides whose tiles' rows share L1 sets (rows streamed twice), with
          * more columns than one stream takes (3072), and blocks of one row after them */
@@ -356,12 +363,22 @@ int main(int argc, char **argv)
         for (int it = 0; it < (im->slow || quick ? 20 : 60); it++) {
             const size_t *l = streams[it % 5];
             qk_mxbfp c = random_kind(l[3]);
-            one_case(im, &ax, &ay, big_want, &c, l[0], l[1], l[2], it % 3 ? 9 : (int)rndn(9));
+            one_case(im, &ax, &ay, big_want, &c, l[0], l[1], l[2], it % 3 ? 9 : (int)rndn(9), 0);
         }
         /* blocks along a middle axis of more rows than the vector kernels tile */
         for (int it = 0; it < 6; it++) {
             qk_mxbfp c = random_kind(it < 3 ? 5000 : 4097);
-            one_case(im, &ax, &ay, want, &c, 1, 5000, it % 2 ? 3 : 6, it % 9);
+            one_case(im, &ax, &ay, want, &c, 1, 5000, it % 2 ? 3 : 6, it % 9, 0);
+        }
+        /* rows of whole cache lines with y at every offset in a line: the vertical form's
+         * first columns apart, so that its tiles store whole lines */
+        static const size_t wide[] = {64, 128, 144, 256, 768, 1024};
+        for (int it = 0; it < (im->slow || quick ? 60 : 400); it++) {
+            size_t inner = wide[rndn(sizeof wide / sizeof *wide)], len = 1 + rndn(40);
+            size_t outer = 1 + rndn(2);
+            while (outer * len * inner > n) len /= 2;
+            qk_mxbfp c = random_kind(blocks[rndn(sizeof blocks / sizeof *blocks)]);
+            one_case(im, &ax, &ay, want, &c, outer, len, inner, (int)rndn(9), rndn(16));
         }
         for (int it = 0; it < (im->slow ? 200 : 2000); it++) {
             size_t inner = inners[rndn(sizeof inners / sizeof *inners)];
