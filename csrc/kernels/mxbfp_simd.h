@@ -134,9 +134,10 @@ MV_INLINE uint32_t mv_lo(int K, const qk_mxbfp *c)
     case MV_I8: return MV_F(7);                /* 64 / scale and scale / 64 normal */
     case MV_FL: return MV_F(27 + c->emax);     /* mxb_mx_float_fast's range */
     case MV_BFP: return MV_F(c->mbits);        /* scale and 1 / scale normal */
-    default:   /* prime: every sub-block's quantum and its reciprocal normal */
-        return c->shift_max + (uint32_t)c->mbits <= 253u ? MV_F(c->shift_max + (uint32_t)c->mbits)
-                                                         : MV_F(255);
+    default:   /* prime: every sub-block's quantum q >= 2^-124 and 1 / q normal */
+        return c->shift_max + (uint32_t)c->mbits + 2u <= 253u
+                   ? MV_F(c->shift_max + (uint32_t)c->mbits + 2u)
+                   : MV_F(255);
     }
 }
 MV_INLINE uint32_t mv_hi(int K) { return K == MV_FL ? MV_F(227) : MV_F(253); }
@@ -231,10 +232,10 @@ MV_INLINE mvf mv_apply(int K, int R, mvf x, const mv_par *p, const qk_mxbfp *c)
     default: {
         /* to_bfp_prime: the scalar form's integer rounding of the mantissa shifted right by
          * nb is |x| / q rounded (|x| / q = man 2^-nb, exact), at most 2^mbits - 1, times q;
-         * subnormals flushed to zero; the sign put back. Ties: mode 0 up, 2 to even, 1 up
-         * for positive x and down for negative. */
+         * the sign put back. Ties: mode 0 up, 2 to even, 1 up for positive x and down for
+         * negative. The scalar form flushes subnormals to zero: with q >= 2^-124 (mv_lo),
+         * |x| / q < 1/4 rounds to zero in every mode. */
         mvi u = mv_f2i(x), sgn = mv_and(u, mv_u(MV_SIGN)), a = mv_and(u, mv_u(MV_ABS));
-        a = mv_sel(mv_gts(a, mv_u(0x007fffffu)), a, mv_u(0u));   /* zero and subnormals: +0 */
         mvf t = mv_mulf(mv_i2f(a), p->a), r;
         int mode = R < 0 ? c->rounding : R;
         if (mode == 0) r = mv_trunc(mv_addf(t, mv_i2f(mv_u(MV_HALF_DOWN))));
