@@ -400,39 +400,42 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                 qk_mxbfp_scalar_cols(xb, yb, n, inner, 0, inner, cp);
                 continue;
             }
-            size_t col = 0;
-            for (; col < head; col += MV_W) {
-                size_t k = head - col < MV_W ? head - col : MV_W;
-                if (!mv_tile(K, R, 1, 1, xb + col, yb + col, n, inner, keep, k < MV_W,
-                             mv_mandnot(mv_firstm(MV_W), mv_firstm(k)), c))
-                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
-            }
-            col = head;
-#if !defined(MV_TILE1)
-            for (size_t nw; col + 2 * MV_W <= inner; col += nw * MV_W) {
-                nw = (inner - col) / MV_W < MV_TW ? (inner - col) / MV_W : MV_TW;
-                if (!mv_tile(K, R, MV_TW, (int)nw, xb + col, yb + col, n, inner, keep, 0,
-                             mv_firstm(0), c))
-                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, nw * MV_W, cp);
-            }
-#endif
-            for (; col < inner; col += MV_W) {
-                /* the last k < MV_W columns: a copy padded with 1.0 (a value in every range;
-                 * the padding lanes are blocks of their own); with MV_TAILMASK (the layer's
-                 * blend is cheap) the row's last vector instead, its lanes before col left out
-                 * and stored back as they are in y */
-                size_t k = inner - col, st = inner, skip = 0;
+            for (size_t col = 0; col < inner;) {
+                size_t k = inner - col, st = inner;
                 const float *xs = xb + col;
                 float *ys = yb + col;
-                int copy = k < MV_W;
-#if defined(MV_TAILMASK)
-                if (copy && inner >= MV_W) {
-                    xs = xb + inner - MV_W;
-                    ys = yb + inner - MV_W;
-                    skip = MV_W - k;
-                    copy = 0;
+                mvm out = mv_firstm(0);
+                int copy = 0, part = 0;
+#if !defined(MV_TILE1)
+                if (col >= head && k >= 2 * MV_W) {   /* the wide tiles */
+                    size_t nw = k / MV_W < MV_TW ? k / MV_W : MV_TW;
+                    if (!mv_tile(K, R, MV_TW, (int)nw, xs, ys, n, inner, keep, 0, out, c))
+                        qk_mxbfp_scalar_cols(xb, yb, n, inner, col, nw * MV_W, cp);
+                    col += nw * MV_W;
+                    continue;
                 }
 #endif
+                /* one vector (a single call site: one copy of its code): the first `head`
+                 * columns, the lanes past them left out; or the last k < MV_W columns, through
+                 * a copy padded with 1.0 (a value in every range; the padding lanes are blocks
+                 * of their own), or with MV_TAILMASK (the layer's blend is cheap) in the row's
+                 * last vector, its lanes before col left out and stored back as they are in y */
+                if (col < head) {
+                    k = head - col < MV_W ? head - col : MV_W;
+                    part = k < MV_W;
+                    out = mv_mandnot(mv_firstm(MV_W), mv_firstm(k));
+                } else if (k < MV_W) {
+                    copy = 1;
+#if defined(MV_TAILMASK)
+                    if (inner >= MV_W) {
+                        xs = xb + inner - MV_W;
+                        ys = yb + inner - MV_W;
+                        part = 1;
+                        out = mv_firstm(MV_W - k);
+                        copy = 0;
+                    }
+#endif
+                }
                 if (copy) {
                     if (n > MV_COPY_ROWS) {
                         qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
@@ -452,9 +455,9 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                     xs = ys = buf;
                     st = MV_W;
                 }
-                if (!mv_tile(K, R, 1, 1, xs, ys, n, st, keep && k >= MV_W, skip != 0,
-                             mv_firstm(skip), c)) {
-                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k < MV_W ? k : MV_W, cp);
+                if (k > MV_W) k = MV_W;
+                if (!mv_tile(K, R, 1, 1, xs, ys, n, st, keep && k == MV_W && !part, part, out, c)) {
+                    qk_mxbfp_scalar_cols(xb, yb, n, inner, col, k, cp);
 #if !defined(MV_TAILMASK)
                 } else if (copy && inner >= MV_W) {
                     /* back into the row's last vector, its lanes before col as they are in y
@@ -468,6 +471,7 @@ MV_INLINE void mv_vert(int K, int R, const float *x, float *y, size_t outer, siz
                     for (size_t i = 0; i < n; i++)
                         for (size_t j = 0; j < k; j++) yb[col + i * inner + j] = buf[i * MV_W + j];
                 }
+                col += k;
             }
         }
 }
