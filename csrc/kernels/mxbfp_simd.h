@@ -279,15 +279,14 @@ static int mv_keep(size_t inner, size_t n)
 #endif
 
 /* One tile: n rows of nw vectors of columns at x, row stride st (W, a constant, 1 or MV_TW:
- * nw 1, or 2 to MV_TW). The block maxima a lane-wise max over the rows, then the rows quantized,
- * read again from x or, when `keep`, from a copy made in the first pass. Wide tiles touch
- * each line of a row once per pass (tiles of one vector would read and write every line
+ * nw 1, or 2 to MV_TW). The block maxima a lane-wise max over the rows, then the rows
+ * quantized, read again from x or, when `keep`, from a copy made in the first pass. Wide tiles
+ * touch each line of a row once per pass (tiles of one vector would read and write every line
  * twice, in two tiles between which the other rows may have evicted it), and four vectors
  * (256 bytes of a row) took 10-15 % less time than two on 16x4096 along axis 0 (fewer passes
- * over as many rows). With W = 1 and `part`,
- * the lanes of `out` are columns done before or after: left out of the maxima (their blocks
- * count as zeros) and stored back as they are in y. Returns 0, writing nothing, when some
- * lane's block is out of range. */
+ * over as many rows). With W = 1 and `part`, the lanes of `out` are columns done before or
+ * after: left out of the maxima (their blocks count as zeros) and stored back as they are in
+ * y. Returns 0, writing nothing, when some lane's block is out of range. */
 MV_INLINE int mv_tile(int K, int R, int W, int nw, const float *x, float *y, size_t n,
                       size_t st, int keep, int part, mvm out, const qk_mxbfp *c)
 {
@@ -340,7 +339,8 @@ MV_INLINE int mv_tile(int K, int R, int W, int nw, const float *x, float *y, siz
             for (int w = 0; w < W; w++) {
                 mvi ms = mv_u(0u);
                 if (MV_ON(w))
-                    for (r = j; r < j + kk; r++) ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r, w)), mv_u(MV_EXP)));
+                    for (r = j; r < j + kk; r++)
+                        ms = mv_maxu(ms, mv_and(mv_f2i(MV_ROW(r, w)), mv_u(MV_EXP)));
                 mv_prime_params(A[w], ms, c, &p[w]);
             }
             for (r = j; r < j + kk; r++)
