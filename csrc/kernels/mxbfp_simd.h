@@ -664,15 +664,18 @@ MV_INLINE size_t mv_group(int K, int R, const float *x, float *y, size_t units, 
 #if defined(MV_HALVES)
     int half = nb == 2 && 2 * bs == MV_W && L <= MV_W;
 #endif
-    for (size_t l = 0; l < L * MV_W; l++) {
-        size_t u = l / L, b = l % L >= bs;
+    if (units < MV_W) return 0;
+    /* lane l: unit u = l / L, at column l % L (counters: a division per lane had cost 1-6 µs
+     * per call, more than the whole of a small one) */
+    for (size_t l = 0, u = 0, col = 0; l < L * MV_W; l++) {
+        size_t b = col >= bs;
 #if defined(MV_HALVES)
-        if (half) {
+        if (half)
             pidx[l] = (uint32_t)MV_HALF_IDX(u, b);
-            continue;
-        }
+        else
 #endif
-        pidx[l] = (uint32_t)(u + b * MV_W);
+            pidx[l] = (uint32_t)(u + b * MV_W);
+        if (++col == L) col = 0, u++;
     }
     for (; i + MV_W <= units; i += MV_W) {
         const float *xg = x + i * L;
