@@ -360,13 +360,15 @@ typedef struct qcase {
  * or up to the periodic expansion's limit and past it; blocks that do not divide a short last
  * axis (a partial block per row, one block per row, rows of three blocks of whole vectors)
  * or whose chunks span more entries than a vector holds; per-axis over short rows; plain
- * blocks that do not fall on chunks. */
+ * blocks that do not fall on chunks; blocks along an outer axis of an inner size shorter
+ * than a vector (segments of whole rows, a partial last block, blocks under a vector). */
 static const size_t short_lay[][4] = {
     {1, 7, 1, 0}, {1, 3, 1, 0}, {1, 5, 1, 0}, {1, 12, 1, 0}, {1, 56, 1, 0}, {1, 100, 1, 0},
     {1, 200, 1, 0}, {1, 460, 1, 0}, {1, 500, 1, 0}, {2, 7, 1, 32}, {2, 56, 1, 32},
     {2, 9, 1, 5}, {2, 100, 1, 32}, {2, 3, 1, 2}, {2, 20, 1, 8}, {2, 13, 1, 4}, {2, 70, 1, 24},
     {2, 300, 1, 40}, {2, 80, 1, 32}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
     {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
+    {3, 40, 3, 8}, {3, 45, 6, 8}, {3, 70, 9, 32}, {3, 20, 12, 2}, {3, 50, 5, 4},
     /* the last N_LONG_LAY, in long runs: rows longer than two of the driver's column tiles
      * (QD_COLW), a partial last tile, rows of whole cache lines of float32 or not: per-axis
      * along a last axis, blocks along an outer axis; per-axis along a short last axis over

@@ -18,6 +18,13 @@
  *            chunks) whose pattern repeats within QD_WMAX chunks, no chunk spanning more than
  *            QV_W entries: per chunk a window of QV_W consecutive entries, permuted per
  *            vector by the pattern's index;
+ *   QD_KPER  rows of K < QV_W entries shared by segments of at least QV_W elements (blocks
+ *            along an outer axis of a short inner size: entry base + j % K in a segment):
+ *            the segment's K entries in registers, permuted per vector by its phase j % K;
+ *   QD_VWIN  rising entries of segments shorter than a vector (per-axis over an inner size
+ *            that short on long rows, plain blocks that short): per vector a window of QV_W
+ *            entries from its first, permuted by the phase in its first segment; a vector
+ *            that crosses a row or would read past the arrays takes its entries one by one;
  *   QD_EXP   anything else: entries expanded per element, QD_EXPN at a time, into stack
  *            arrays.
  * Positions are absolute (j = pos + i); the state moves forward only, one chunk per call. */
@@ -27,7 +34,7 @@
 #define QD_U (4 * QV_W)
 #define QD_EXPN 512   /* elements per expansion (a multiple of every QD_U) */
 
-enum { QD_UNI, QD_SEG, QD_KROW, QD_PER, QD_WIN, QD_EXP };
+enum { QD_UNI, QD_SEG, QD_KROW, QD_PER, QD_WIN, QD_KPER, QD_VWIN, QD_EXP };
 #define QD_WMAX 32   /* chunks of the longest pattern QD_WIN keeps */
 /* parameter arrays a kernel reads: scale, reciprocal, integer zero point, float zero point */
 enum { QD_S = 1, QD_R = 2, QD_Z = 4, QD_F = 8 };
@@ -68,7 +75,11 @@ typedef struct qd_src {
     /* WIN: chunk wt of a pattern of wp, whose windows start at base[wt] + wcb (wcb advancing
      * by winc per repetition); wlast: the last entry the run uses (relative); chunks that
      * start before wsafe have windows inside the arrays. PER: wp the period, wt the next
-     * chunk's offset in it, winc QD_U % wp. */
+     * chunk's offset in it, winc QD_U % wp. KPER: sg the segment (e its K-row's first
+     * entry), cs .. cz its entries, wt the phase j % K of c->j, winc QD_U % K, wlast the last
+     * entry the arrays hold (relative), u.w.idx row p the lanes' (p + l) % K. VWIN: sg.e
+     * the next vector's first entry, wt its phase in its segment, sg.rowend its row's end,
+     * wlast as KPER's, u.w.idx row p the lanes' (p + l) / blk, u.w.base[p] (p + QV_W) / blk. */
     size_t wp, wt, wcb, winc, wlast, wsafe;
     union {
         vf align;   /* (the arrays start on a vector) */
@@ -99,6 +110,121 @@ QD_INLINE void qd_seg_next(qd_src *c)
     }
     c->sg.segend = end + c->blk < c->sg.rowend ? end + c->blk : c->sg.rowend;
     if (end < c->jend) qd_seg_load(c);
+}
+
+/* KPER: the segment's K entries into lanes 0 .. K-1 of cs .. cz (the lanes after them are
+ * never selected); through a stack copy where QV_W entries from the first would pass the
+ * arrays' end. */
+QD_NOINLINE void qd_kper_load(qd_src *c)
+{
+    size_t e = c->sg.e - c->ebase;
+    if (e + QV_W - 1 <= c->wlast) {
+        c->cs = qv_loadu_f(c->s + e);
+        c->cr = c->r ? qv_loadu_f(c->r + e) : qv_set1(1.0f);
+        c->cf = c->f ? qv_loadu_f(c->f + e) : qv_set1(0.0f);
+        c->cz = c->z ? qv_loadu_i(c->z + e) : qv_set1_i(0);
+        return;
+    }
+    union { vf align; struct { float s[QV_W], r[QV_W], f[QV_W]; int32_t z[QV_W]; } a; } b;
+    for (size_t k = 0; k < QV_W; k++) {
+        size_t t = e + (k < c->kdim ? k : 0);
+        b.a.s[k] = c->s[t];
+        b.a.r[k] = c->r ? c->r[t] : 1.0f;
+        b.a.f[k] = c->f ? c->f[t] : 0.0f;
+        b.a.z[k] = c->z ? c->z[t] : 0;
+    }
+    c->cs = qv_loadu_f(b.a.s); c->cr = qv_loadu_f(b.a.r);
+    c->cf = qv_loadu_f(b.a.f); c->cz = qv_loadu_i(b.a.z);
+}
+
+/* KPER: the segment holding absolute position j (its K-row's entries loaded, the phase). */
+static void qd_kper_at(qd_src *c, size_t j)
+{
+    size_t o = j % c->row, rs = j - o, ss = j - o % c->blk;
+    c->sg.e = j / c->row * c->erow + o / c->blk * c->kdim;
+    c->sg.rowend = rs + c->row;
+    c->sg.segend = ss + c->blk < c->sg.rowend ? ss + c->blk : c->sg.rowend;
+    c->wt = j % c->kdim;
+    qd_kper_load(c);
+}
+
+/* KPER: the next segment (loaded only when the body goes on). */
+static void qd_kper_next(qd_src *c)
+{
+    size_t end = c->sg.segend;
+    if (end == c->sg.rowend) {
+        c->sg.e = c->sg.rowend / c->row * c->erow;
+        c->sg.rowend += c->row;
+    } else {
+        c->sg.e += c->kdim;
+    }
+    c->sg.segend = end + c->blk < c->sg.rowend ? end + c->blk : c->sg.rowend;
+    c->wt = 0;
+    if (end < c->jend) qd_kper_load(c);
+}
+
+/* KPER for a run from absolute j: the phases' lane patterns and the arrays' last entry
+ * (kernels.h: they hold the whole K-rows the run touches). */
+static void qd_kper_init(qd_src *c)
+{
+    size_t K = c->kdim, jl = c->jend - 1, o = jl % c->row;
+    for (size_t p = 0; p < K; p++)
+        for (size_t l = 0, v = p; l < QD_U; l++, v = v + 1 < K ? v + 1 : 0)
+            c->u.w.idx[p * QD_U + l] = (int32_t)v;
+    c->wlast = jl / c->row * c->erow + o / c->blk * K + K - 1 - c->ebase;
+    c->winc = QD_U % K;
+}
+
+/* VWIN: the vector at absolute j (the next): its first entry, phase and row's end. */
+static void qd_vwin_at(qd_src *c, size_t j)
+{
+    size_t o = c->row ? j % c->row : j;
+    c->sg.e = (c->row ? j / c->row * c->erow : 0) + o / c->blk;
+    c->wt = o % c->blk;
+    c->sg.rowend = c->row ? j - o + c->row : (size_t)-1;
+}
+
+/* VWIN: the phases' lane patterns and advances, the last entry the arrays hold (the run's
+ * last, or a row's last when per-axis rows wrap inside the run). */
+static void qd_vwin_init(qd_src *c, size_t j)
+{
+    size_t b = c->blk, jl = c->jend - 1, o = c->row ? jl % c->row : jl;
+    for (size_t p = 0; p < b; p++) {
+        for (size_t l = 0; l < QV_W; l++) c->u.w.idx[p * QD_U + l] = (int32_t)((p + l) / b);
+        c->u.w.base[p] = (p + QV_W) / b;
+    }
+    c->wlast = (c->row ? jl / c->row * c->erow : 0) + o / b - c->ebase;
+    if (c->row && !c->erow && jl - o > j) c->wlast = (c->row - 1) / b - c->ebase;
+}
+
+/* VWIN: the next vector's parameters into lane slot v of pv, then on to the vector after. */
+QD_INLINE void qd_vwin_vec(qd_src *c, qd_pv *pv, int v, size_t j)
+{
+    size_t e = c->sg.e - c->ebase, p = c->wt;
+    if (c->sg.rowend - j >= QV_W && e + QV_W - 1 <= c->wlast) {
+        vi idx = qv_loadu_i(c->u.w.idx + p * QD_U);
+        size_t de = c->u.w.base[p];
+        pv->s[v] = qv_perm_f(qv_loadu_f(c->s + e), idx);
+        pv->r[v] = c->r ? qv_perm_f(qv_loadu_f(c->r + e), idx) : qv_set1(1.0f);
+        pv->f[v] = c->f ? qv_perm_f(qv_loadu_f(c->f + e), idx) : qv_set1(0.0f);
+        pv->z[v] = c->z ? qv_perm_i(qv_loadu_i(c->z + e), idx) : qv_set1_i(0);
+        c->sg.e += de;
+        c->wt = p + QV_W - de * c->blk;
+        if (c->sg.rowend - j == QV_W) qd_vwin_at(c, j + QV_W);
+        return;
+    }
+    union { vf align; struct { float s[QV_W], r[QV_W], f[QV_W]; int32_t z[QV_W]; } a; } b;
+    for (size_t l = 0; l < QV_W; l++) {   /* lane by lane, by counters */
+        e = c->sg.e - c->ebase;
+        b.a.s[l] = c->s[e];
+        b.a.r[l] = c->r ? c->r[e] : 1.0f;
+        b.a.f[l] = c->f ? c->f[e] : 0.0f;
+        b.a.z[l] = c->z ? c->z[e] : 0;
+        if (j + l + 1 == c->sg.rowend) qd_vwin_at(c, j + l + 1);
+        else if (++c->wt == c->blk) { c->wt = 0; c->sg.e++; }
+    }
+    pv->s[v] = qv_loadu_f(b.a.s); pv->r[v] = qv_loadu_f(b.a.r);
+    pv->f[v] = qv_loadu_f(b.a.f); pv->z[v] = qv_loadu_i(b.a.z);
 }
 
 /* KROW: the entries of the K-row starting at absolute position t (a multiple of K). */
@@ -136,14 +262,24 @@ QD_INLINE void qd_put(qd_src *c, size_t k, size_t e)
     c->u.x.z[k] = c->z ? c->z[e] : 0;
 }
 
-/* Entries of [c->j, c->j + QD_EXPN) into the stack arrays. */
+/* Entries of [c->j, c->j + QD_EXPN) into the stack arrays: the first by qk_entry's formula,
+ * the others by counters (a division per element cost 50x the kernel: blocks along an axis
+ * of 12 rows of 12 went at 100 us for 12K elements). */
 QD_NOINLINE void qd_exp_fill(qd_src *c)
 {
-    size_t len, n = c->jend - c->j < QD_EXPN ? c->jend - c->j : QD_EXPN;
-    for (size_t i = 0; i < n; i += len) {
-        size_t e = qk_entry(c->blk, c->j + i, c->row, c->erow, c->kdim, c->ebase, 0, &len);
-        if (len > n - i) len = n - i;
-        for (size_t k = i; k < i + len; k++) qd_put(c, k, e);
+    size_t n = c->jend - c->j < QD_EXPN ? c->jend - c->j : QD_EXPN, j = c->j;
+    size_t K = c->kdim, b = c->blk, row = c->row;
+    size_t o = row ? j % row : j, in = o % b, k = j % K;   /* in the row, block, K-row */
+    size_t rb = (row ? j / row * c->erow : 0) - c->ebase, bo = o / b * K;   /* row's, block's */
+    for (size_t t = 0; t < n; t++) {
+        size_t e = rb + bo + k;
+        c->u.x.s[t] = c->s[e];
+        c->u.x.r[t] = c->r ? c->r[e] : 1.0f;
+        c->u.x.f[t] = c->f ? c->f[e] : 0.0f;
+        c->u.x.z[t] = c->z ? c->z[e] : 0;
+        if (++k == K) k = 0;
+        if (++in == b) { in = 0; bo += K; }
+        if (++o == row) { o = in = k = bo = 0; rb += c->erow; }
     }
     c->xend = c->j + QD_EXPN;
 }
@@ -256,6 +392,10 @@ static void qd_src_seek(qd_src *c, size_t j)
         c->wt = j % c->wp;
     } else if (c->mode == QD_WIN) {
         c->mode = QD_EXP;
+    } else if (c->mode == QD_KPER) {
+        qd_kper_at(c, j);
+    } else if (c->mode == QD_VWIN) {
+        qd_vwin_at(c, j);
     }
     if (c->mode == QD_UNI || c->mode == QD_SEG) {
         c->sg.e = qk_entry(c->blk, j, c->row, c->erow, 1, 0, 0, &len);
@@ -286,11 +426,16 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
     if (qk_entry(c->blk, j, row, erow, kdim, 0, 0, &len), kdim <= 1 && len >= m) c->mode = QD_UNI;
     else if (((kdim > 1 && !row) || (kdim <= 1 && row && !erow && c->blk % QD_U)) &&
              qd_per_init(c, j)) c->mode = QD_PER;
+    else if (kdim > 1 && kdim < QV_W && row && c->blk >= QV_W && (tail == 0 || tail >= QV_W))
+        { c->mode = QD_KPER; qd_kper_init(c); }
     else if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
     else if (c->segok && ((c->blk % QD_U == 0 && tail % QD_U == 0) || c->blk >= 4 * QD_U))
         c->mode = QD_SEG;
     else if (qd_win_init(c, j)) { c->mode = QD_WIN; c->j = j; return; }
-    else c->mode = c->segok ? QD_SEG : QD_EXP;
+    else if (!c->segok && c->blk < QV_W && (!row || row >= QD_U)) {
+        c->mode = QD_VWIN;
+        qd_vwin_init(c, j);
+    } else c->mode = c->segok ? QD_SEG : QD_EXP;
     qd_src_seek(c, j);
 }
 /* 4 consecutive vectors of entries (per element) from e on. */
@@ -365,6 +510,33 @@ QD_INLINE qd_pv qd_win_pv(qd_src *c, unsigned need, int clamp)
     return pv;
 }
 
+/* KPER: QV_W lanes from phase p of the segment's entries. */
+QD_INLINE void qd_kper_vec(const qd_src *c, qd_pv *pv, int v, size_t p, unsigned need)
+{
+    vi idx = qv_loadu_i(c->u.w.idx + p * QD_U);
+    pv->s[v] = qv_perm_f(c->cs, idx);
+    pv->r[v] = need & QD_R ? qv_perm_f(c->cr, idx) : qv_set1(1.0f);
+    pv->f[v] = need & QD_F ? qv_perm_f(c->cf, idx) : qv_set1(0.0f);
+    pv->z[v] = need & QD_Z ? qv_perm_i(c->cz, idx) : qv_set1_i(0);
+}
+
+/* KPER: a chunk inside the segment (its 4 vectors' lanes are row wt of the patterns). */
+QD_INLINE qd_pv qd_kper_pv(qd_src *c, unsigned need)
+{
+    qd_pv pv;
+    const int32_t *ip = c->u.w.idx + c->wt * QD_U;
+    QD_UNROLL
+    for (int v = 0; v < 4; v++) {
+        vi idx = qv_loadu_i(ip + v * QV_W);
+        pv.s[v] = qv_perm_f(c->cs, idx);
+        pv.r[v] = need & QD_R ? qv_perm_f(c->cr, idx) : qv_set1(1.0f);
+        pv.f[v] = need & QD_F ? qv_perm_f(c->cf, idx) : qv_set1(0.0f);
+        pv.z[v] = need & QD_Z ? qv_perm_i(c->cz, idx) : qv_set1_i(0);
+    }
+    c->wt = c->wt + c->winc < c->kdim ? c->wt + c->winc : c->wt + c->winc - c->kdim;
+    return pv;
+}
+
 /* PER: the chunk at offset wt of the period. */
 QD_INLINE qd_pv qd_per_pv(qd_src *c, unsigned need)
 {
@@ -417,6 +589,34 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
                             : qv_set1_i(0);
             if (n == QV_W && j + QV_W == c->kend) qd_krow_next(c);
         }
+    } else if (c->mode == QD_KPER) {
+        /* by vector: one that crosses into the next segment blends its lanes (segments are
+         * at least QV_W long), whose phase starts at 0 there */
+        size_t K = c->kdim, w = QV_W % K;
+        QD_UNROLL
+        for (int v = 0; v < 4; v++, j += QV_W) {
+            size_t p = c->wt;
+            qd_kper_vec(c, pv, v, p, QD_S | QD_R | QD_F | QD_Z);
+            if (j + QV_W < c->sg.segend) {
+                c->wt = p + w < K ? p + w : p + w - K;
+            } else if (j + QV_W == c->sg.segend) {
+                qd_kper_next(c);
+            } else {
+                unsigned k = (unsigned)(c->sg.segend - j);
+                qd_pv t;
+                qd_kper_next(c);
+                p = (K - k % K) % K;
+                qd_kper_vec(c, &t, 0, p, QD_S | QD_R | QD_F | QD_Z);
+                pv->s[v] = qv_blend_f(pv->s[v], t.s[0], k);
+                pv->r[v] = qv_blend_f(pv->r[v], t.r[0], k);
+                pv->f[v] = qv_blend_f(pv->f[v], t.f[0], k);
+                pv->z[v] = qv_blend_i(pv->z[v], t.z[0], k);
+                c->wt = (p + w) % K;
+            }
+        }
+    } else if (c->mode == QD_VWIN) {
+        QD_UNROLL
+        for (int v = 0; v < 4; v++, j += QV_W) qd_vwin_vec(c, pv, v, j);
     } else if (c->mode == QD_WIN) {
         *pv = qd_win_pv(c, QD_S | QD_R | QD_F | QD_Z, 1);
     } else if (c->mode == QD_PER) {
@@ -455,6 +655,8 @@ QD_INLINE qd_pv qd_src_next(qd_src *c, unsigned need, int fast)
         pv = qd_per_pv(c, need);
     } else if (fast && c->mode == QD_WIN && j < c->wsafe) {
         pv = qd_win_pv(c, need, 0);
+    } else if (fast && c->mode == QD_KPER && j + QD_U < c->sg.segend) {
+        pv = qd_kper_pv(c, need);
     } else {
         qd_pv t;
         qd_src_slow(c, &t);
