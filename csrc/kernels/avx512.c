@@ -45,6 +45,21 @@ static inline vf qv_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf qv_opaque(vf v) { __asm__("" : "+v"(v)); return v; }
 #endif
 static inline vf qv_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+/* RN(1 / b) for |b| in [QK_RECIP_MIN, QK_RECIP_MAX] (generic/entries.h): rcp14's 14 bits, one
+ * Newton step to within an ulp, and a last correction step whose rounding gives the correctly
+ * rounded reciprocal (tests/c checks every significand), but for significands of all ones,
+ * whose reciprocal lies just past a tie the last step sees as exact: those divide (a division
+ * of every vector costs 2-3x as much). */
+#define QV_RCP 1
+static inline vf qv_rcp(vf b)
+{
+    vf one = _mm512_set1_ps(1.0f), y = _mm512_rcp14_ps(b);
+    __m512i ones = _mm512_set1_epi32(0x7fffff);
+    __mmask16 m = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(b), ones), ones);
+    y = _mm512_fmadd_ps(y, _mm512_fnmadd_ps(b, y, one), y);
+    y = _mm512_fmadd_ps(y, _mm512_fnmadd_ps(b, y, one), y);
+    return m ? _mm512_mask_div_ps(y, m, one, b) : y;
+}
 static inline vf qv_min(vf a, vf b) { return _mm512_min_ps(a, b); }   /* a < b ? a : b */
 static inline vf qv_max(vf a, vf b) { return _mm512_max_ps(a, b); }   /* a > b ? a : b */
 static inline vf qv_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }    /* a*b+c */

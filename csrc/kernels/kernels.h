@@ -202,7 +202,8 @@ typedef void (*qk_dequant_fn)(const void *x, void *y, size_t n, const qk_dparams
 /* NaN-ignoring min and max of x[0..n). With no non-NaN element: *mn = +inf, *mx = -inf. */
 typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 
-/* r[i] = 1.0f / s[i] for i < n (r NULL: none), and flags over s[0..n): QK_RECIP_OUT when
+/* r[i] = 1.0f / s[i] for i < n (r NULL: none; entries outside the range below are flagged and
+ * their r[i] unspecified), and flags over s[0..n): QK_RECIP_OUT when
  * some |s| lies outside [QK_RECIP_MIN, QK_RECIP_MAX] (0, subnormals, inf and NaN too),
  * QK_RECIP_NEG when some sign bit is set. */
 enum { QK_RECIP_OUT = 1, QK_RECIP_NEG = 2 };

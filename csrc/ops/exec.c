@@ -14,8 +14,9 @@ static void layout_of(const qs_plan *p, size_t l[4])
         l[3] = p->d;                            /* entry j % D */
     } else if (p->kind == QS_PER_AXIS) {
         l[0] = p->inner; l[1] = p->d * p->inner;
-    } else if (p->kind == QS_BLOCKED && p->inner == 1 && p->d % p->b == 0) {
-        l[0] = p->b;   /* whole blocks per row: entry j / b, rows need no bookkeeping */
+    } else if (p->kind == QS_BLOCKED && p->inner == 1 && (p->d % p->b == 0 || p->b >= p->d)) {
+        /* whole blocks per row, or one block per row: entry j / b (j / d), no rows */
+        l[0] = p->b < p->d ? p->b : p->d;
     } else if (p->kind == QS_BLOCKED) {
         l[0] = p->b * p->inner; l[1] = p->d * p->inner; l[2] = p->s * p->inner;
         l[3] = p->inner > 1 ? p->inner : 0;

@@ -11,8 +11,9 @@
  * them, converts as many as QS_PARAM_POOL bytes hold (qs_params_room) at a time just before
  * the runs that use them, so a call never allocates or writes memory proportional to its size
  * for them. Only the forms the kernels read take room: float32 scales and uint8 zero points
- * to reciprocals and int32 zero points, 1024 entries; the longer a run, the less its setup. */
-#define QS_PARAM_POOL 8192
+ * to reciprocals and int32 zero points, 4096 entries; the longer a run, the less its setup
+ * (rows of 7: 1024 entries a run spent a tenth of the call starting runs). */
+#define QS_PARAM_POOL 32768
 enum { QS_NEED_SCALE64 = 1, QS_NEED_ZP64 = 2, QS_NEED_ZPF = 4, QS_NEED_RSCALE = 8 };
 
 typedef struct qs_psrc {

@@ -228,4 +228,22 @@ static inline simde__m512d qsd_mm512_roundscale_pd(simde__m512d a, int imm)
 #undef _mm512_roundscale_pd
 #define _mm512_roundscale_pd(a, imm) qsd_mm512_roundscale_pd(a, imm)
 
+
+/* VRCP14PS: Intel documents only a relative error under 2^-14; any such approximation must
+ * do for qv_rcp, so this one differs from the hardware's: 1 / a with 9 low bits cleared. */
+static inline simde__m512 qsd_mm512_rcp14_ps(simde__m512 a)
+{
+    float f[16];
+    simde_mm512_storeu_ps(f, a);
+    for (int i = 0; i < 16; i++) {
+        uint32_t u;
+        float r = 1.0f / f[i];
+        memcpy(&u, &r, 4);
+        if ((u & 0x7f800000u) != 0x7f800000u) u &= ~0x1ffu;
+        memcpy(&f[i], &u, 4);
+    }
+    return simde_mm512_loadu_ps(f);
+}
+#define _mm512_rcp14_ps(a) qsd_mm512_rcp14_ps(a)
+
 #endif

@@ -15,11 +15,16 @@ static unsigned QD_N(recip)(const float *s, float *r, size_t n)
     vi vb = qv_set1_i(0), vg = vb;
     vf one = qv_set1(1.0f);
     size_t i = 0;
+    (void)one;
     for (; n - i >= QV_W; i += QV_W) {
         vi u = qv_loadu_i((const int32_t *)(const void *)(s + i)), v = qv_and_i(u, ab);
         vb = qv_or_i(vb, qv_or_i(qv_sub_i(v, vlo), qv_sub_i(vhi, v)));
         vg = qv_or_i(vg, u);
+#if defined(QV_RCP)
+        if (r) qv_storeu_f(r + i, qv_rcp(qv_loadu_f(s + i)));   /* (in range; else flagged) */
+#else
         if (r) qv_storeu_f(r + i, qv_div(one, qv_loadu_f(s + i)));
+#endif
     }
     qv_storeu_i(lb, vb);
     qv_storeu_i(lg, vg);
