@@ -593,7 +593,6 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
         /* by vector: one that crosses into the next segment blends its lanes (segments are
          * at least QV_W long), whose phase starts at 0 there */
         size_t K = c->kdim, w = QV_W % K;
-        QD_UNROLL
         for (int v = 0; v < 4; v++, j += QV_W) {
             size_t p = c->wt;
             qd_kper_vec(c, pv, v, p, QD_S | QD_R | QD_F | QD_Z);
@@ -615,7 +614,6 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
             }
         }
     } else if (c->mode == QD_VWIN) {
-        QD_UNROLL
         for (int v = 0; v < 4; v++, j += QV_W) qd_vwin_vec(c, pv, v, j);
     } else if (c->mode == QD_WIN) {
         *pv = qd_win_pv(c, QD_S | QD_R | QD_F | QD_Z, 1);
