@@ -19,6 +19,13 @@ median_times), so the ratio column comes from one run:
 With --prepared, both sides of a Q/DQ row are prepared operators (parameters checked and their
 entries converted once, as a server holding a model's scales runs them).
 
+    python benchmarks/layouts.py --sweep             # the worst layouts of a grid: cliffs
+
+--sweep times QuantizeLinear / DequantizeLinear (uint8) of a grid of small and odd shapes (NCHW
+of 1 to 14 pixels a side, matrices of 3 to 768 columns) on every axis, per-axis and blocked 16 /
+32 / 128, each against per-tensor of the same tensor, and lists the worst ratios: a layout
+that falls off every fast path shows up there, whatever the table above times.
+
 A row's verdict ('ok' / 'OVER') compares its ratio with its bar.
 """
 from __future__ import annotations
@@ -194,6 +201,33 @@ def threads_row(budget):
     return t["two"], t["one"]
 
 
+def sweep(budget, worst=15):
+    """The worst ratios against per-tensor over a grid of shapes, axes and granularities."""
+    shapes = ([(1, c, h, h) for c in (16, 64, 256) for h in (1, 2, 3, 4, 7, 14)] +
+              [(r, d) for d in (3, 7, 12, 56, 100, 768) for r in (64, 1024)])
+    res = []
+    for shape in shapes:
+        for axis in range(len(shape)):
+            for block in (0, 16, 32, 128):
+                if shape[axis] == 1 or (block and block >= 2 * shape[axis] and block != 32):
+                    continue
+                per = "block" if block else "axis"
+                for name, fns in (("Q", q_row(shape, axis, per, block, "uint8")),
+                                  ("DQ", dq_row(shape, axis, per, block, "uint8"))):
+                    t = bench.median_times({"qsimd": fns[0], "base": fns[1]}, budget)
+                    res.append((t["qsimd"] / t["base"], name, shape, axis, block, t["qsimd"]))
+    res.sort(key=lambda r: -r[0])
+    print(f"Machine: {bench.machine()}\n\n| ratio | op | shape | axis | granularity | qsimd µs |\n"
+          "|---|---|---|---|---|---|")
+    for ratio, name, shape, axis, block, t in res[:worst]:
+        gran = f"blocked {block}" if block else "per-axis"
+        print(f"| {ratio:.2f} | {name} | {'x'.join(map(str, shape))} | {axis} | {gran} | "
+              f"{t * 1e6:.2f} |")
+    print(f"\n{len(res)} layouts; median ratio {np.median([r[0] for r in res]):.2f}, "
+          f"{sum(r[0] > 3 for r in res)} over 3x")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isa", default=None, help="force an instruction set")
@@ -204,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
     ap.add_argument("--prepared", action="store_true",
                     help="Q/DQ rows through prepared operators (Quantizer / Dequantizer)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="the worst Q/DQ layouts of a grid of shapes against per-tensor")
     args = ap.parse_args(argv)
     global PREPARED
     PREPARED = args.prepared
@@ -217,6 +253,8 @@ def main(argv=None) -> int:
             print(f"Quark's ops unavailable: {quark_ops.skip_reason()}", file=sys.stderr)
     if args.isa:
         qsimd.set_isa(args.isa)
+    if args.sweep:
+        return sweep(min(args.budget, 0.05))
     lines = [f"Machine: {bench.machine()}" + ("; Q/DQ rows: prepared operators" if PREPARED
                                               else ""), ""]
     head = ("| section | case | qsimd µs | baseline µs | ratio | bar | verdict | Quark µs | "
