@@ -1,5 +1,5 @@
 """Blocked along the last axis with more scale entries than the operator layer converts at once
-(qs_params_room in csrc/ops/params.c: 8 KB of converted forms, 256 to 2048 entries by the
+(qs_params_room in csrc/ops/params.c: 32 KB of converted forms, 1024 to 8192 entries by the
 forms a kernel reads): runs are cut into chunks of entries, mid-row,
 at odd element offsets and mid-byte for packed outputs. Every parameter form the kernels read
 (float32 scales, float64 scales for int32 x, int32 / int64 / float zero points) is checked
@@ -15,8 +15,8 @@ from test_types import model_quantize_half, model_quantize_q32
 
 # (rows, D, block): 500 / 334 / 700 / 1200 entries per row, a short last block, so a run per
 # row; odd D puts rows mid-byte when packed. Without a short block the rows form one run whose
-# chunks straddle rows: (5, 998, 2) and (3, 1536, 32) (fewer entries than a chunk).
-SHAPES = [(3, 999, 2), (5, 1000, 3), (2, 2799, 4), (5, 998, 2), (3, 1536, 32), (3, 2399, 2)]
+# chunks straddle rows: (20, 998, 2) and (3, 1536, 32) (fewer entries than a chunk).
+SHAPES = [(12, 999, 2), (20, 1000, 3), (8, 2799, 4), (20, 998, 2), (3, 1536, 32), (12, 2399, 2)]
 
 
 def _case(seed, shape, block, xdt=np.float32):
@@ -173,3 +173,30 @@ def test_one_special_scale_entry(isa, special):
             q = np.rint(x / s).astype(np.float64) + z
         want = np.where(np.isnan(q), 0, np.clip(q, 0, 255)).astype(np.uint8)
         assert_same(qsimd.quantize_linear(x, s, z, axis=1), want, f"entry {p} = {special}")
+
+
+@pytest.mark.parametrize("out,packed", [("uint8", False), ("int4", True), ("int4", False),
+                                        ("int16", False)])
+def test_zero_points_all_zero_in_some_chunks(isa, out, packed):
+    # zero points that are all 0 over a chunk of entries are passed to the kernels as none
+    # (csrc/ops/params.c): chunks of zeros beside chunks with a nonzero entry, a nonzero
+    # neighbour sharing a packed byte with the chunk's first entry
+    x, scale, rng = _case(5, (20, 1000), 3)
+    dt = np.dtype(getattr(ml_dtypes, out, None) or out)
+    zp = np.zeros(scale.shape, dt)
+    zp[3, 7] = 1
+    zp[12, 0] = -1 if dt.kind == "i" or out == "int4" else 2
+    zp[19, -1] = 1
+    want = ref_quantize(x, scale, zp, axis=1, block_size=3)
+    got = qsimd.quantize_linear(x, scale, zp, axis=-1, block_size=3, packed=packed)
+    assert_same(got, qsimd.pack(want) if packed else want, out, count=True)
+    assert_same(qsimd.dequantize_linear(got, scale, zp, axis=1, block_size=3),
+                ref_dequantize(want, scale, zp, axis=1, block_size=3), "dequantized",
+                count=True)
+    # every entry zero, and per-axis (converted once): the same results as no zero point
+    z0 = np.zeros(scale.shape[1], dt)
+    x = np.ascontiguousarray(x[:, :scale.shape[1]])
+    want = ref_quantize(x, scale[0], z0, axis=1)
+    assert_same(qsimd.quantize_linear(x, scale[0], z0, axis=1), want, "per-axis zeros")
+    assert_same(qsimd.dequantize_linear(want, scale[0], z0, axis=1),
+                ref_dequantize(want, scale[0], z0, axis=1), "per-axis zeros dequantized")

@@ -166,6 +166,36 @@ int qs_params_check(const qs_psrc *src, qsimd_error *err)
     }
 }
 
+/* Whether entries [e0, e0 + m) of an integer zero-point tensor are all 0: every byte holding
+ * them is (a nonzero neighbour in a shared byte, or an ignored high bit, only answers no). */
+static int zps_zero(const qsimd_tensor *t, size_t e0, size_t m)
+{
+    size_t bits = qs_bits(t->dtype), a, b;
+    switch (t->dtype) {
+    case QSIMD_UINT8: case QSIMD_INT8: case QSIMD_UINT16: case QSIMD_INT16: case QSIMD_INT32:
+    case QSIMD_UINT32: case QSIMD_UINT4: case QSIMD_INT4: case QSIMD_UINT2: case QSIMD_INT2:
+        break;
+    default:
+        return 0;
+    }
+    if (bits < 8 && t->packed) {
+        a = e0 * bits / 8;
+        b = ((e0 + m) * bits + 7) / 8;
+    } else {
+        size_t w = bits < 8 ? 1 : bits / 8;
+        a = e0 * w;
+        b = (e0 + m) * w;
+    }
+    const unsigned char *d = (const unsigned char *)t->data;
+    uint64_t acc = 0, v;
+    for (; a + 8 <= b; a += 8) {
+        memcpy(&v, d + a, 8);
+        acc |= v;
+    }
+    for (; a < b; a++) acc |= d[a];
+    return acc == 0;
+}
+
 /* Converts [e0, e0 + m) into the arrays at base (m entries each), or points pp at the scale
  * tensor itself when it needs no conversion. */
 static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp, float *fb,
@@ -194,8 +224,10 @@ static void convert_into(const qs_psrc *src, size_t e0, size_t m, qs_params *pp,
     pp->zp = NULL;
     pp->zp64 = NULL;
     pp->zpf = NULL;
-    if (src->zp) {
-        int z64 = (src->need & QS_NEED_ZP64) != 0, zf = (src->need & QS_NEED_ZPF) != 0;
+    /* integer zero points that are all 0 (exporters write them for symmetric quantization)
+     * read as none: the kernels then load and permute none */
+    int z64 = (src->need & QS_NEED_ZP64) != 0, zf = (src->need & QS_NEED_ZPF) != 0;
+    if (src->zp && (z64 || zf || !zps_zero(src->zp, e0, m))) {
         convert_zps(src, e0, m, zb, z64 ? z64b : NULL, zf ? zfb : NULL);
         pp->zp = zb;
         pp->zp64 = z64 ? z64b : NULL;
