@@ -25,6 +25,12 @@ def _layouts(rng):
     yield x3, s_last, None, 2, 33                                            # blocked, last axis
     s_mid = (rng.random((5, -(-7 // 3), 15001)) + 0.1).astype(np.float32)
     yield x3, s_mid, None, 1, 3                                              # blocked, inner axis
+    # entries shorter than a vector: per-axis on axis 0 of few columns (one row of plain
+    # blocks), blocks of 32 along an axis of 7 with an inner size of 3 (a K-row in registers)
+    x2 = (rng.standard_normal((60000 + 1, 11)) * 40).astype(np.float32)
+    yield x2, (rng.random(60001) + 0.1).astype(np.float32), None, 0, 0        # per-axis, 11 cols
+    x4 = (rng.standard_normal((30001, 7, 3)) * 40).astype(np.float32)
+    yield x4, (rng.random((30001, 1, 3)) + 0.1).astype(np.float32), None, 1, 32  # block > axis
 
 
 @pytest.mark.parametrize("out_type,packed", [("uint8", False), ("int8", False), ("int16", False),

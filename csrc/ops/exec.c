@@ -13,7 +13,9 @@ static void layout_of(const qs_plan *p, size_t l[4])
     if (p->kind == QS_PER_AXIS && p->inner == 1) {
         l[3] = p->d;                            /* entry j % D */
     } else if (p->kind == QS_PER_AXIS) {
-        l[0] = p->inner; l[1] = p->d * p->inner;
+        /* (one row, of entries shorter than a vector: plain blocks, which take a window of
+         * entries per chunk where rows would take one per vector) */
+        l[0] = p->inner; l[1] = p->outer == 1 && p->inner < 16 ? 0 : p->d * p->inner;
     } else if (p->kind == QS_BLOCKED && p->inner == 1 && (p->d % p->b == 0 || p->b >= p->d)) {
         /* whole blocks per row, or one block per row: entry j / b (j / d), no rows */
         l[0] = p->b < p->d ? p->b : p->d;
