@@ -187,13 +187,14 @@ static int zps_zero(const qsimd_tensor *t, size_t e0, size_t m)
         b = (e0 + m) * w;
     }
     const unsigned char *d = (const unsigned char *)t->data;
-    uint64_t acc = 0, v;
-    for (; a + 8 <= b; a += 8) {
+    uint64_t v;
+    for (; a + 8 <= b; a += 8) {   /* (out at the first nonzero: usually the first word) */
         memcpy(&v, d + a, 8);
-        acc |= v;
+        if (v) return 0;
     }
-    for (; a < b; a++) acc |= d[a];
-    return acc == 0;
+    for (; a < b; a++)
+        if (d[a]) return 0;
+    return 1;
 }
 
 /* Converts [e0, e0 + m) into the arrays at base (m entries each), or points pp at the scale
