@@ -361,7 +361,8 @@ typedef struct qcase {
  * axis (a partial block per row, one block per row, rows of three blocks of whole vectors)
  * or whose chunks span more entries than a vector holds; per-axis over short rows; plain
  * blocks that do not fall on chunks; blocks along an outer axis of an inner size shorter
- * than a vector (segments of whole rows, a partial last block, blocks under a vector). */
+ * than a vector (segments of whole rows, a partial last block, blocks under a vector, one
+ * block per row of fewer elements than a vector). */
 static const size_t short_lay[][4] = {
     {1, 7, 1, 0}, {1, 3, 1, 0}, {1, 5, 1, 0}, {1, 12, 1, 0}, {1, 56, 1, 0}, {1, 100, 1, 0},
     {1, 200, 1, 0}, {1, 460, 1, 0}, {1, 500, 1, 0}, {2, 7, 1, 32}, {2, 56, 1, 32},
@@ -369,6 +370,7 @@ static const size_t short_lay[][4] = {
     {2, 300, 1, 40}, {2, 80, 1, 32}, {0, 3, 25, 0}, {0, 5, 7, 0}, {0, 16, 13, 0}, {0, 7, 40, 0},
     {0, 2, 3, 0}, {0, 40, 9, 0}, {3, 9, 3, 4}, {4, 1, 1, 40}, {4, 1, 1, 7}, {4, 1, 1, 3},
     {3, 40, 3, 8}, {3, 45, 6, 8}, {3, 70, 9, 32}, {3, 20, 12, 2}, {3, 50, 5, 4},
+    {3, 3, 3, 32}, {3, 2, 2, 4}, {3, 5, 2, 8}, {3, 2, 7, 2},
     /* the last N_LONG_LAY, in long runs: rows longer than two of the driver's column tiles
      * (QD_COLW), a partial last tile, rows of whole cache lines of float32 or not: per-axis
      * along a last axis, blocks along an outer axis; per-axis along a short last axis over
@@ -378,9 +380,10 @@ static const size_t short_lay[][4] = {
 #define N_LONG_LAY 5
 #define N_SHORT_LAY (sizeof short_lay / sizeof short_lay[0])
 /* Run r of a table's layout cases (R of them, then 2 N_LONG_LAY of long rows): its
- * short_lay pick (-1: a random layout) and the longest run. */
+ * short_lay pick (two in three, every short layout even in a quick run; -1: a random layout)
+ * and the longest run. */
 #define LAY_PICK(r, R) ((r) >= (R) ? (int)(N_SHORT_LAY - 1 - (size_t)((r) - (R)) % N_LONG_LAY) \
-                                   : (r) % 3 == 2 ? (r) / 3 : -1)
+                                   : (r) % 3 ? (r) - (r) / 3 - 1 : -1)
 #define LAY_MAXN(r, R) ((r) >= (R) ? 40000 : (r) % 8 ? 700 : 20000)
 
 /* A random layout of a random tensor (outer, D, inner) as the operator layer describes it,
@@ -702,7 +705,7 @@ static void sweep_quant(const char *tname, const qk_table *t, int xk, int qk, in
         k++;
     }
     /* runs of real layouts: every form of kernels.h, random tensors and runs */
-    for (int r = 0, R = quick ? 90 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* a third
+    for (int r = 0, R = quick ? 120 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* a third
                                                                               from short_lay */
         qcase c;
         memset(&c, 0, sizeof c);
@@ -925,7 +928,7 @@ static void sweep_dequant(const char *tname, const qk_table *t, int dk, int ok)
             k++;
         }
     }
-    for (int r = 0, R = quick ? 90 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* real
+    for (int r = 0, R = quick ? 120 : 360; r < R + 2 * N_LONG_LAY; r++, k++) {   /* real
                                                                     layouts, as for quantize */
         dcase c;
         memset(&c, 0, sizeof c);

@@ -21,10 +21,11 @@
  *   QD_KPER  rows of K < QV_W entries shared by segments of at least QV_W elements (blocks
  *            along an outer axis of a short inner size: entry base + j % K in a segment):
  *            the segment's K entries in registers, permuted per vector by its phase j % K;
- *   QD_VWIN  rising entries of segments shorter than a vector (per-axis over an inner size
- *            that short on long rows, plain blocks that short): per vector a window of QV_W
- *            entries from its first, permuted by the phase in its first segment; a vector
- *            that crosses a row or would read past the arrays takes its entries one by one;
+ *   QD_VWIN  entries that rise by segments shorter than a vector (per-axis over an inner
+ *            size that short on long rows, plain blocks that short, rows of a K-row each
+ *            shorter than a vector): per vector a window of QV_W entries from its segment's
+ *            first, permuted by its phase; a vector that crosses a wrapping row or would read
+ *            past the arrays takes its entries one by one;
  *   QD_EXP   anything else: entries expanded per element, QD_EXPN at a time, into stack
  *            arrays.
  * Positions are absolute (j = pos + i); the state moves forward only, one chunk per call. */
@@ -78,8 +79,9 @@ typedef struct qd_src {
      * chunk's offset in it, winc QD_U % wp. KPER: sg the segment (e its K-row's first
      * entry), cs .. cz its entries, wt the phase j % K of c->j, winc QD_U % K, wlast the last
      * entry the arrays hold (relative), u.w.idx row p the lanes' (p + l) % K. VWIN: sg.e
-     * the next vector's first entry, wt its phase in its segment, sg.rowend its row's end,
-     * wlast as KPER's, u.w.idx row p the lanes' (p + l) / blk, u.w.base[p] (p + QV_W) / blk. */
+     * the next vector's segment's first entry, wt its phase in its segment of winc elements,
+     * sg.rowend its row's end, wlast as KPER's, u.w.idx row p the lanes' entries from sg.e,
+     * u.w.base[p] the next vector's advance of sg.e. */
     size_t wp, wt, wcb, winc, wlast, wsafe;
     union {
         vf align;   /* (the arrays start on a vector) */
@@ -175,25 +177,31 @@ static void qd_kper_init(qd_src *c)
     c->winc = QD_U % K;
 }
 
-/* VWIN: the vector at absolute j (the next): its first entry, phase and row's end. */
+/* VWIN: the vector at absolute j (the next): its segment's first entry, its phase in the
+ * segment and its row's end. Segments of winc elements: blocks (kdim 1), or rows of a
+ * K-row each (blocks along an outer axis longer than it, rows shorter than a vector), whose
+ * entries follow on from row to row. */
 static void qd_vwin_at(qd_src *c, size_t j)
 {
     size_t o = c->row ? j % c->row : j;
-    c->sg.e = (c->row ? j / c->row * c->erow : 0) + o / c->blk;
-    c->wt = o % c->blk;
-    c->sg.rowend = c->row ? j - o + c->row : (size_t)-1;
+    c->sg.e = (c->row ? j / c->row * c->erow : 0) + (c->kdim > 1 ? 0 : o / c->blk);
+    c->wt = o % c->winc;
+    c->sg.rowend = c->row && c->kdim == 1 ? j - o + c->row : (size_t)-1;
 }
 
-/* VWIN: the phases' lane patterns and advances, the last entry the arrays hold (the run's
- * last, or a row's last when per-axis rows wrap inside the run). */
+/* VWIN: the phases' lane patterns (lane QV_W of a row: the next vector's phase) and window
+ * advances, the last entry the arrays hold (the run's last, or a row's last when per-axis
+ * rows wrap inside the run). */
 static void qd_vwin_init(qd_src *c, size_t j)
 {
-    size_t b = c->blk, jl = c->jend - 1, o = c->row ? jl % c->row : jl;
+    size_t b = c->winc, K = c->kdim, jl = c->jend - 1, o = c->row ? jl % c->row : jl;
     for (size_t p = 0; p < b; p++) {
-        for (size_t l = 0; l < QV_W; l++) c->u.w.idx[p * QD_U + l] = (int32_t)((p + l) / b);
-        c->u.w.base[p] = (p + QV_W) / b;
+        for (size_t l = 0; l < QV_W; l++)
+            c->u.w.idx[p * QD_U + l] = (int32_t)((p + l) / b * K + (p + l) % K);
+        c->u.w.idx[p * QD_U + QV_W] = (int32_t)((p + QV_W) % b);
+        c->u.w.base[p] = (p + QV_W) / b * K;
     }
-    c->wlast = (c->row ? jl / c->row * c->erow : 0) + o / b - c->ebase;
+    c->wlast = (c->row ? jl / c->row * c->erow : 0) + (K > 1 ? K - 1 : o / b) - c->ebase;
     if (c->row && !c->erow && jl - o > j) c->wlast = (c->row - 1) / b - c->ebase;
 }
 
@@ -209,19 +217,19 @@ QD_INLINE void qd_vwin_vec(qd_src *c, qd_pv *pv, int v, size_t j)
         pv->f[v] = c->f ? qv_perm_f(qv_loadu_f(c->f + e), idx) : qv_set1(0.0f);
         pv->z[v] = c->z ? qv_perm_i(qv_loadu_i(c->z + e), idx) : qv_set1_i(0);
         c->sg.e += de;
-        c->wt = p + QV_W - de * c->blk;
+        c->wt = (size_t)c->u.w.idx[p * QD_U + QV_W];
         if (c->sg.rowend - j == QV_W) qd_vwin_at(c, j + QV_W);
         return;
     }
     union { vf align; struct { float s[QV_W], r[QV_W], f[QV_W]; int32_t z[QV_W]; } a; } b;
     for (size_t l = 0; l < QV_W; l++) {   /* lane by lane, by counters */
-        e = c->sg.e - c->ebase;
+        e = c->sg.e - c->ebase + c->wt % c->kdim;
         b.a.s[l] = c->s[e];
         b.a.r[l] = c->r ? c->r[e] : 1.0f;
         b.a.f[l] = c->f ? c->f[e] : 0.0f;
         b.a.z[l] = c->z ? c->z[e] : 0;
         if (j + l + 1 == c->sg.rowend) qd_vwin_at(c, j + l + 1);
-        else if (++c->wt == c->blk) { c->wt = 0; c->sg.e++; }
+        else if (++c->wt == c->winc) { c->wt = 0; c->sg.e += c->kdim; }
     }
     pv->s[v] = qv_loadu_f(b.a.s); pv->r[v] = qv_loadu_f(b.a.r);
     pv->f[v] = qv_loadu_f(b.a.f); pv->z[v] = qv_loadu_i(b.a.z);
@@ -428,12 +436,18 @@ static void qd_src_init(qd_src *c, size_t blk, size_t row, size_t erow, size_t k
              qd_per_init(c, j)) c->mode = QD_PER;
     else if (kdim > 1 && kdim < QV_W && row && c->blk >= QV_W && (tail == 0 || tail >= QV_W))
         { c->mode = QD_KPER; qd_kper_init(c); }
-    else if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
+    else if (kdim > 1 && row && row < QV_W && c->blk >= row && erow == kdim &&
+             (row + QV_W - 2) / row * kdim + kdim <= QV_W) {
+        c->mode = QD_VWIN;   /* (rows shorter than a vector, one block each) */
+        c->winc = row;
+        qd_vwin_init(c, j);
+    } else if (kdim > 1) c->mode = kdim >= QV_W ? QD_KROW : QD_EXP;
     else if (c->segok && ((c->blk % QD_U == 0 && tail % QD_U == 0) || c->blk >= 4 * QD_U))
         c->mode = QD_SEG;
     else if (qd_win_init(c, j)) { c->mode = QD_WIN; c->j = j; return; }
     else if (!c->segok && c->blk < QV_W && (!row || row >= QD_U)) {
         c->mode = QD_VWIN;
+        c->winc = c->blk;
         qd_vwin_init(c, j);
     } else c->mode = c->segok ? QD_SEG : QD_EXP;
     qd_src_seek(c, j);
