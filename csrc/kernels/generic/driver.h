@@ -378,6 +378,11 @@ QD_INLINE void qd_dcodes(int dk, int ok, unsigned bits, int sgn, vi h, const uns
 #ifndef QD_BLOCK_RUN
 #define QD_BLOCK_RUN 1
 #endif
+/* Chunks of a period, window or short K-row inline (layout.h's qd_src_next) in those entries;
+ * a layer without block runs may still keep these. */
+#ifndef QD_FAST_SRC
+#define QD_FAST_SRC QD_BLOCK_RUN
+#endif
 QD_INLINE int qd_block_run(const qd_src *c)
 {
     return QD_BLOCK_RUN && c->mode == QD_SEG && c->sega &&
@@ -547,7 +552,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
 {
     size_t i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
     int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
-    int fast = QD_BLOCK_RUN && qd_op_blocks(o);   /* (code where it pays, as block runs) */
+    int fast = QD_FAST_SRC && qd_op_blocks(o);   /* (code where it pays, as block runs) */
     union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (!o->dq && uni && stream && ovl && mt >= QD_NT_MIN) {
         while (t0 < 256 && (uintptr_t)(y + qd_yo(o, t0)) % 64) t0 += 4;
