@@ -185,7 +185,7 @@ QK_ALWAYS_INLINE void qv_stream64(void *y, const void *src)
 }
 
 #define QD_BLOCK_RUN 0   /* (driver.h's block runs: code this -Os tier goes without) */
-#define QD_FAST_SRC 1    /* (but not inline windows: DQ blocked 32 along rows of 100 6x -> ?) */
+#define QD_FAST_SRC 1    /* (but inline period / window chunks: 9 KB for 88 -> 56 cliffs of 408) */
 #include "generic/driver.h"
 #include "generic/minmax.h"
 #include "generic/entries.h"
