@@ -280,11 +280,7 @@ QD_NOINLINE void qd_exp_fill(qd_src *c)
     size_t o = row ? j % row : j, in = o % b, k = j % K;   /* in the row, block, K-row */
     size_t rb = (row ? j / row * c->erow : 0) - c->ebase, bo = o / b * K;   /* row's, block's */
     for (size_t t = 0; t < n; t++) {
-        size_t e = rb + bo + k;
-        c->u.x.s[t] = c->s[e];
-        c->u.x.r[t] = c->r ? c->r[e] : 1.0f;
-        c->u.x.f[t] = c->f ? c->f[e] : 0.0f;
-        c->u.x.z[t] = c->z ? c->z[e] : 0;
+        qd_put(c, t, rb + bo + k);
         if (++k == K) k = 0;
         if (++in == b) { in = 0; bo += K; }
         if (++o == row) { o = in = k = bo = 0; rb += c->erow; }
@@ -524,10 +520,11 @@ QD_INLINE qd_pv qd_win_pv(qd_src *c, unsigned need, int clamp)
     return pv;
 }
 
-/* KPER: QV_W lanes from phase p of the segment's entries. */
-QD_INLINE void qd_kper_vec(const qd_src *c, qd_pv *pv, int v, size_t p, unsigned need)
+/* KPER: QV_W lanes of the segment's entries, by the pattern at ip (phase p's lanes from
+ * c->u.w.idx + p QD_U on). */
+QD_INLINE void qd_kper_vec(const qd_src *c, qd_pv *pv, int v, const int32_t *ip, unsigned need)
 {
-    vi idx = qv_loadu_i(c->u.w.idx + p * QD_U);
+    vi idx = qv_loadu_i(ip);
     pv->s[v] = qv_perm_f(c->cs, idx);
     pv->r[v] = need & QD_R ? qv_perm_f(c->cr, idx) : qv_set1(1.0f);
     pv->f[v] = need & QD_F ? qv_perm_f(c->cf, idx) : qv_set1(0.0f);
@@ -540,13 +537,7 @@ QD_INLINE qd_pv qd_kper_pv(qd_src *c, unsigned need)
     qd_pv pv;
     const int32_t *ip = c->u.w.idx + c->wt * QD_U;
     QD_UNROLL
-    for (int v = 0; v < 4; v++) {
-        vi idx = qv_loadu_i(ip + v * QV_W);
-        pv.s[v] = qv_perm_f(c->cs, idx);
-        pv.r[v] = need & QD_R ? qv_perm_f(c->cr, idx) : qv_set1(1.0f);
-        pv.f[v] = need & QD_F ? qv_perm_f(c->cf, idx) : qv_set1(0.0f);
-        pv.z[v] = need & QD_Z ? qv_perm_i(c->cz, idx) : qv_set1_i(0);
-    }
+    for (int v = 0; v < 4; v++) qd_kper_vec(c, &pv, v, ip + v * QV_W, need);
     c->wt = c->wt + c->winc < c->kdim ? c->wt + c->winc : c->wt + c->winc - c->kdim;
     return pv;
 }
@@ -609,7 +600,7 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
         size_t K = c->kdim, w = QV_W % K;
         for (int v = 0; v < 4; v++, j += QV_W) {
             size_t p = c->wt;
-            qd_kper_vec(c, pv, v, p, QD_S | QD_R | QD_F | QD_Z);
+            qd_kper_vec(c, pv, v, c->u.w.idx + p * QD_U, QD_S | QD_R | QD_F | QD_Z);
             if (j + QV_W < c->sg.segend) {
                 c->wt = p + w < K ? p + w : p + w - K;
             } else if (j + QV_W == c->sg.segend) {
@@ -619,7 +610,7 @@ QD_NOINLINE void qd_src_slow(qd_src *c, qd_pv *pv)
                 qd_pv t;
                 qd_kper_next(c);
                 p = (K - k % K) % K;
-                qd_kper_vec(c, &t, 0, p, QD_S | QD_R | QD_F | QD_Z);
+                qd_kper_vec(c, &t, 0, c->u.w.idx + p * QD_U, QD_S | QD_R | QD_F | QD_Z);
                 pv->s[v] = qv_blend_f(pv->s[v], t.s[0], k);
                 pv->r[v] = qv_blend_f(pv->r[v], t.r[0], k);
                 pv->f[v] = qv_blend_f(pv->f[v], t.f[0], k);
