@@ -171,6 +171,7 @@ static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], con
 {
     if (yk == QK_Y_B16) {
         __m256i r[4], ff = _mm256_set1_epi32(0xffff);
+        QD_UNROLL
         for (int v = 0; v < 4; v++) {
             __m256i t = _mm256_max_epi32(c[v], _mm256_sub_epi32(k->lo, z[v]));
             r[v] = _mm256_and_si256(_mm256_add_epi32(_mm256_min_epi32(t, _mm256_sub_epi32(k->hi, z[v])),

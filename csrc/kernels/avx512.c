@@ -151,6 +151,7 @@ static inline qv_qc qv_qc_init(int32_t qmin, int32_t qmax, uint32_t mask)
 static inline void qv_qstore4(int yk, void *y, const vi c[4], const vi z[4], const qv_qc *k)
 {
     if (yk == QK_Y_B16) {
+        QD_UNROLL
         for (int v = 0; v < 4; v++) {
             __m512i t = _mm512_max_epi32(c[v], _mm512_sub_epi32(k->lo, z[v]));
             t = _mm512_add_epi32(_mm512_min_epi32(t, _mm512_sub_epi32(k->hi, z[v])), z[v]);

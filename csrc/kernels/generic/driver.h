@@ -464,12 +464,23 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 /* What one table entry does per chunk, constants once inlined: quantize (x kind, quotient
  * precision, output kind, saturation, reciprocal form, negative scales, the store constants)
  * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
-typedef struct qd_op {
+typedef struct qd_op qd_op;
+typedef void (*qd_ckfn)(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
+                        size_t n, size_t xs, size_t ys, const qd_pv *pv);
+struct qd_op {
     int dq, xk, qk, yk, sat, rec, negs, dk, ok, sgn;
     unsigned bits;
     vi h;
     qd_qk k;
-} qd_op;
+    /* Entries without block runs (qd_op_blocks) inline runs of one entry only (uni); the
+     * other layouts take qd_run_any, one copy of the driver for all such entries (generic:
+     * the op's fields read at run time), whose chunks call the entry's own ck, once per
+     * stretch of chunks that share their entries */
+    int uni, generic;
+    qd_ckfn ck;
+    const qd_op *src;   /* generic: the entry's op, for ck (an op whose address escaped would
+                         * have its fields read again after every store to y) */
+};
 
 /* A field of the run's parameters P (qk_qparams or qk_dparams by o->dq). */
 #define QD_P(o, P, f) QD_PF((o)->dq, P, f)
@@ -503,9 +514,32 @@ QD_INLINE size_t qd_yat(const qd_op *o, const void *P, size_t a)
     return !o->dq && qd_per(o) > 1 ? qd_goff(qd_per(o), qd_gb(o), QD_P(o, P, phase) + a) : qd_yo(o, a);
 }
 
+/* One chunk of inputs xv[0..3] (vectors of QV_W: consecutive, or rows of a tile) to codes
+ * at yv[0] (quantizing) or results at yv[0..3]. */
+QD_INLINE void qd_chunk_v(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
+                          const qd_pv *pv)
+{
+    if (o->generic) o->ck(o->src, xv, yv, 1, 0, 0, pv);
+    else if (o->dq) qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
+    else qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, yv[0], pv, &o->k);
+}
+
+/* The generic driver's n chunks of consecutive elements, chunk t at x + t xs, y + t ys. */
+QD_INLINE void qd_ck(const qd_op *o, const char *x, unsigned char *y, size_t n, size_t xs,
+                     size_t ys, const qd_pv *pv)
+{
+    const char *xv[4] = {x, x + qd_xo(o, QV_W), x + qd_xo(o, 2 * QV_W), x + qd_xo(o, 3 * QV_W)};
+    unsigned char *yv[4] = {y, y + qd_yo(o, QV_W), y + qd_yo(o, 2 * QV_W), y + qd_yo(o, 3 * QV_W)};
+    o->ck(o->src, xv, yv, n, xs, ys, pv);
+}
+
 /* One chunk of consecutive elements (x, y: its first input and output byte). */
 QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const qd_pv *pv)
 {
+    if (o->generic) {
+        qd_ck(o, x, y, 1, 0, 0, pv);
+        return;
+    }
     if (!o->dq) {
         const char *xv[4] = QD_XV(x, qd_xsize(o->xk));
         qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, y, pv, &o->k);
@@ -522,14 +556,27 @@ QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const q
     qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
 }
 
-/* Block runs only where they pay for their code: float32 x to 8/16/4/2-bit integer codes,
- * and those codes to float32. */
+/* n chunks of consecutive elements that share their entries (pv), chunk t at x + t xs,
+ * y + t ys. */
+QD_INLINE void qd_chunks(const qd_op *o, const char *x, unsigned char *y, size_t n, size_t xs,
+                         size_t ys, const qd_pv *pv)
+{
+    if (o->generic) {
+        qd_ck(o, x, y, n, xs, ys, pv);
+        return;
+    }
+    for (size_t t = 0; t < n; t++) qd_chunk(o, x + t * xs, y + t * ys, pv);
+}
+
+/* Block runs and the fast entry sources, every layout inlined, only where they pay for their
+ * code: float32 x to 8/4/2-bit integer codes, and those codes to float32 (16-bit codes:
+ * per-tensor activations); and in the generic driver, one copy for the other entries. */
 QD_INLINE int qd_op_blocks(const qd_op *o)
 {
-    return o->dq ? o->ok == QK_O_F32 && (o->dk == QK_D_B8 || o->dk == QK_D_B16 ||
-                                         o->dk == QK_D_P4 || o->dk == QK_D_P2)
-                 : o->xk == QK_X_F32 && (o->yk == QK_Y_B8 || o->yk == QK_Y_B16 ||
-                                         o->yk == QK_Y_P4 || o->yk == QK_Y_P2);
+    return o->generic || (o->dq ? o->ok == QK_O_F32 && (o->dk == QK_D_B8 || o->dk == QK_D_P4 ||
+                                                         o->dk == QK_D_P2)
+                                : o->xk == QK_X_F32 && (o->yk == QK_Y_B8 || o->yk == QK_Y_P4 ||
+                                                        o->yk == QK_Y_P2));
 }
 
 /* The body of a run: mt elements from a group boundary (x, y: its first input and output
@@ -551,7 +598,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                          qd_src *c, unsigned need, int stream)
 {
     size_t i = 0, m = mt / QD_U * QD_U, t0 = 0, nt1 = 0;
-    int uni = c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
+    int uni = o->uni || c->mode == QD_UNI, sega = !uni && c->sega, pre, fin = 0;
     int fast = QD_FAST_SRC && qd_op_blocks(o);   /* (code where it pays, as block runs) */
     union { vi v[1]; unsigned char b[4 * QD_NT]; } buf;
     if (!o->dq && uni && stream && ovl && mt >= QD_NT_MIN) {
@@ -583,7 +630,19 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         int nt = stream && ovl && m >= QD_NT_MIN;
         for (; i < m; e++, stop += c->blk) {
             qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, 0, need);
-            for (stop = stop < m ? stop : m; i < stop; i += QD_U) {
+            stop = stop < m ? stop : m;
+            while (o->generic && i < stop) {   /* (one call for the block's chunks) */
+                size_t nc = (stop - i + QD_U - 1) / QD_U;
+                if (nt && nc > (QD_NT - (i - ib)) / QD_U) nc = (QD_NT - (i - ib)) / QD_U;
+                qd_chunks(o, x + qd_xo(o, i), nt ? buf.b + qd_yo(o, i - ib) : y + qd_yo(o, i),
+                          nc, qd_xo(o, QD_U), qd_yo(o, QD_U), &pv);
+                i += nc * QD_U;
+                if (nt && i - ib == QD_NT) {
+                    qd_flush(y + qd_yo(o, ib), buf.b, qd_yo(o, QD_NT));
+                    ib = i;
+                }
+            }
+            for (; i < stop; i += QD_U) {
                 qd_chunk(o, x + qd_xo(o, i), nt ? buf.b + qd_yo(o, i - ib) : y + qd_yo(o, i),
                          &pv);
                 if (nt && i + QD_U - ib == QD_NT) {
@@ -611,7 +670,8 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         int tobuf = !pre && i < nt1;
         /* pre: chunks up to t0 rounded up; the others whole chunks of their stretch */
         end = i + (pre ? (uni ? (t0 + QD_U - 1) / QD_U * QD_U : 0)
-                       : tobuf ? QD_NT : qd_stretch(c, i, lim));
+                       : tobuf ? QD_NT : uni ? (lim - i) / QD_U * QD_U
+                       : qd_stretch(c, i, lim));
         if (end > i) {   /* (one inlined copy of this loop for every destination) */
             unsigned char *d = tobuf ? buf.b : y + qd_yo(o, i);
             /* with segments on chunk boundaries, one inner loop per segment, its entry in
@@ -621,12 +681,16 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
             qd_pv pv = qd_const_pv(c);
             for (size_t stop;; qd_segw_next(c, &w, &pv, need)) {
                 stop = sega && w.segend - jb < end ? w.segend - jb : end;
-                if (QV_PAIR && !o->dq && o->xk == QK_X_F32 && qd_is_int(o->yk) && !pre)
+                if (QV_PAIR && !o->generic && !o->dq && o->xk == QK_X_F32 && qd_is_int(o->yk) && !pre)
                     for (; stop - i >= 2 * QD_U; i += 2 * QD_U)
                         qd_qpair(o->xk, o->qk, o->yk, o->negs, x + qd_xo(o, i),
                                  d + qd_yo(o, i - i0), &pv, &o->k);
-                for (; stop - i >= QD_U; i += QD_U)
-                    qd_chunk(o, x + qd_xo(o, i), d + qd_yo(o, i - i0), &pv);
+                if (stop - i >= QD_U) {
+                    size_t nc = (stop - i) / QD_U;
+                    qd_chunks(o, x + qd_xo(o, i), d + qd_yo(o, i - i0), nc, qd_xo(o, QD_U),
+                              qd_yo(o, QD_U), &pv);
+                    i += nc * QD_U;
+                }
                 if (i == end || !sega) break;
             }
             if (sega) qd_segw_put(c, &w);
@@ -637,7 +701,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                 c->j += i - i0;
                 if (c->j == c->sg.segend) qd_seg_next(c);
             }
-        } else if (lim - i >= QD_U) {   /* (fast: entries per element, chunk after chunk) */
+        } else if (!uni && lim - i >= QD_U) {   /* (fast: entries per element, chunk after chunk) */
             do {
                 qd_pv pv = qd_src_next(c, need, fast);
                 qd_chunk(o, x + qd_xo(o, i), y + qd_yo(o, i), &pv);
@@ -748,10 +812,11 @@ QD_INLINE void qd_tile_cols(const qd_op *o, const char *x, unsigned char *y, siz
         unsigned char *yr[4] = {y + ro[0] * yrow + qd_yo(o, kk), y + ro[1] * yrow + qd_yo(o, kk),
                                 y + ro[2] * yrow + qd_yo(o, kk), y + ro[3] * yrow + qd_yo(o, kk)};
         if (o->dq) {
-            qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yr, &pv);
+            qd_chunk_v(o, xv, yr, &pv);
             continue;
         }
-        qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, tmp.b, &pv, &o->k);
+        unsigned char *const tv[4] = {tmp.b, tmp.b, tmp.b, tmp.b};
+        qd_chunk_v(o, xv, tv, &pv);
         QD_UNROLL
         for (int v = 0; v < 4; v++) memcpy(y + ro[v] * yrow + qd_yo(o, kk), tmp.b + v * yv, yv);
     }
@@ -769,8 +834,8 @@ QD_INLINE void qd_qrows(const qd_op *o, const char *x, unsigned char *y, size_t 
         for (size_t k0 = 0; k0 < K; k0 += QD_U) {
             size_t kk = k0 + QD_U > K ? K - QD_U : k0;
             qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
-            for (size_t rr = r0; rr < rows && rr < r0 + QD_RB; rr++)
-                qd_chunk(o, x + rr * xrow + qd_xo(o, kk), y + rr * yrow + qd_yo(o, kk), &pv);
+            qd_chunks(o, x + r0 * xrow + qd_xo(o, kk), y + r0 * yrow + qd_yo(o, kk),
+                      rows - r0 < QD_RB ? rows - r0 : QD_RB, xrow, yrow, &pv);
         }
 }
 
@@ -856,6 +921,9 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
     QD_SCALAR(o, x, y, a + done, b, P);
 }
 
+QD_NOINLINE void qd_run_any(const qd_op *op, int full, const char *x, unsigned char *y,
+                            size_t n, const void *P, unsigned need);
+
 /* A run of n elements; full: whole rows of a kdim layout (or of one-entry rows) go through
  * tiles. */
 QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y, size_t n,
@@ -865,6 +933,18 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
     size_t np = (QD_P(o, P, phase) + n + per - 1) / per * per;   /* slots of the packed side's bytes */
     int ovl = qd_disjoint(x, o->dq ? qd_xbytes(o->dk, np) : n * qd_xsize(o->xk), y,
                           o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
+    if (o->uni) {   /* (an entry without block runs inlines runs of one entry only) */
+        size_t len;
+        qk_entry(QD_P(o, P, blk), QD_P(o, P, pos), QD_P(o, P, row), QD_P(o, P, erow), 1, 0, 0,
+                 &len);
+        if (QD_P(o, P, kdim) > 1 || len < n) {
+            qd_op oc = *o;
+            qd_run_any(&oc, full, x, y, n, P, need);
+        } else {
+            qd_piece(o, x, y, 0, n, ovl, P, need);
+        }
+        return;
+    }
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
     size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
     /* Per-axis along a last axis shorter than QD_LONG never takes tiles, whose columns
@@ -955,13 +1035,16 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
 }
 
 QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int full,
-                         const void *x, void *y, size_t n, const qk_qparams *p)
+                         const void *x, void *y, size_t n, const qk_qparams *p, qd_ckfn ck)
 {
     qd_op o;
     o.dq = 0; o.xk = xk; o.qk = qk; o.yk = yk; o.sat = sat; o.rec = rec; o.negs = negs;
     o.dk = o.ok = o.sgn = 0; o.bits = 0; o.h = qv_set1_i(0);
     o.k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
     o.k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
+    o.generic = 0;
+    o.uni = !qd_op_blocks(&o);
+    o.ck = ck;
     qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
            QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) | (qd_is_int(yk) ? QD_Z : 0u));
 }
@@ -1037,12 +1120,19 @@ QD_INLINE void qd_quark(int dq, int yk, int ok, const void *xv, void *yv, size_t
 }
 #endif
 
+/* Float codes of yk by the reciprocal form (given reciprocals), else by division. */
+#if QV_FP
+QD_INLINE int qd_fp_rec(int yk) { return qk_fp_finite(qd_fmt(yk)) || QV_FP8_REC; }
+#else
+QD_INLINE int qd_fp_rec(int yk) { (void)yk; return 0; }
+#endif
+
 /* Loops of their own for the float zero point and the reciprocal form; the rest
  * (reciprocals missing: a scale outside the form's range; a negative scale for the integer
  * outputs) goes to the scalar kernel: real models do not have them, and every variant is a
  * copy of the loops in each table entry. */
 QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y, size_t n,
-                        const qk_qparams *p)
+                        const qk_qparams *p, qd_ckfn ck)
 {
     if (n == 0) return;
     if (qd_is_quark(yk)) {
@@ -1051,27 +1141,29 @@ QD_INLINE void qd_quant(int xk, int qk, int yk, int full, const void *x, void *y
 #endif
     } else if (qd_is_int(yk)) {
         if (QV_FMA && (!p->rscale || p->negs)) qk_quant_scalar(xk, qk, yk, x, y, n, p);
-        else qd_quant2(xk, qk, yk, 1, 0, 0, full, x, y, n, p);
+        else qd_quant2(xk, qk, yk, 1, 0, 0, full, x, y, n, p, ck);
     } else {
 #if QV_FP
         int fin = qk_fp_finite(qd_fmt(yk)), sat = p->saturate || fin;
         if (fin && p->zpf) qk_quant_scalar(xk, qk, yk, x, y, n, p);   /* float zero points */
-        else if (p->rscale && (fin || QV_FP8_REC))
-            qd_quant2(xk, qk, yk, sat, 1, 0, full, x, y, n, p);
-        else if (!fin && !QV_FP8_REC) qd_quant2(xk, qk, yk, sat, 0, 0, full, x, y, n, p);
+        else if (p->rscale && qd_fp_rec(yk)) qd_quant2(xk, qk, yk, sat, 1, 0, full, x, y, n, p, ck);
+        else if (!qd_fp_rec(yk)) qd_quant2(xk, qk, yk, sat, 0, 0, full, x, y, n, p, ck);
         else qk_quant_scalar(xk, qk, yk, x, y, n, p);
 #endif
     }
 }
 
 QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const void *x,
-                       void *y, size_t n, const qk_dparams *p)
+                       void *y, size_t n, const qk_dparams *p, qd_ckfn ck)
 {
     qd_op o;
     o.dq = 1; o.xk = o.qk = o.yk = o.sat = o.rec = o.negs = 0;
     o.dk = dk; o.ok = ok; o.sgn = sgn; o.bits = bits;
     o.h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
     o.k.ic = o.k.bc = qv_qc_init(0, 255, 0xffu);
+    o.generic = 0;
+    o.uni = !qd_op_blocks(&o);
+    o.ck = ck;
     qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
            QD_S | (qd_float_in(dk) ? QD_F : QD_Z));
 }
@@ -1080,7 +1172,7 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
  * (bits and signedness read at run time: sgn 2 below); the float zero point is a run-time
  * value. */
 QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n,
-                      const qk_dparams *p)
+                      const qk_dparams *p, qd_ckfn ck)
 {
     if (n == 0) return;
     if (dk == QK_D_B32) {
@@ -1088,25 +1180,87 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
         qd_quark(1, QK_Y_B32, ok, x, y, n, p);
 #endif
     } else if (qd_float_in(dk)) {
-        qd_deq2(dk, ok, 8, 0, full, x, y, n, p);
+        qd_deq2(dk, ok, 8, 0, full, x, y, n, p, ck);
     } else if (((dk == QK_D_B8 && p->bits >= 8) || dk == QK_D_B16) && ok == QK_O_F32) {
         unsigned bits = dk == QK_D_B16 ? 16u : 8u;
-        if (p->is_signed) qd_deq2(dk, ok, bits, 1, full, x, y, n, p);
-        else qd_deq2(dk, ok, bits, 0, full, x, y, n, p);
+        if (p->is_signed) qd_deq2(dk, ok, bits, 1, full, x, y, n, p, ck);
+        else qd_deq2(dk, ok, bits, 0, full, x, y, n, p, ck);
     } else {   /* (float16 / bfloat16 results: one loop, whose rounding costs more anyway) */
         unsigned bits = dk == QK_D_B8 ? p->bits : dk == QK_D_B16 ? 16u : dk == QK_D_P4 ? 4u : 2u;
-        qd_deq2(dk, ok, bits, p->is_signed != 0 ? 2 : 0, full, x, y, n, p);
+        qd_deq2(dk, ok, bits, p->is_signed != 0 ? 2 : 0, full, x, y, n, p, ck);
     }
 }
 
 /* ---- table entries: registry.def, through QK_ENTRIES ---- */
 
+/* Every layout but runs of one entry, for the entries without block runs: the driver with the
+ * op's fields read at run time (one copy per instruction set), each chunk through the entry's
+ * ck. */
+QD_NOINLINE void qd_run_any(const qd_op *op, int full, const char *x, unsigned char *y,
+                            size_t n, const void *P, unsigned need)
+{
+    qd_op o = *op;
+    o.uni = 0;
+    o.generic = 1;
+    o.src = op;
+    qd_run(&o, full, x, y, n, P, need);
+}
+
+/* An entry's chunks for qd_run_any: its kinds constants, the rest of the op (saturation,
+ * code bits, signedness and sign bit, the store constants) from o as qd_quant and qd_deq set
+ * them; n chunks, chunk t from xv[v] + t xs to yv[v] + t ys, all with the entries pv. */
+QD_INLINE void qd_cold_run(int dq, int xk, int qk, int yk, int dk, int ok, int sgn, int sat,
+                           int rec, const qd_op *restrict o, const char *const xv[4],
+                           unsigned char *const yv[4], size_t n, size_t xs, size_t ys,
+                           const qd_pv *restrict pv)
+{
+    /* (restrict: the entries and constants stay in registers across the stores to y) */
+    const qd_qk *k = &o->k;
+    const vi h = o->h;
+    unsigned bits = qd_float_in(dk) ? 8u : o->bits;
+    for (size_t t = 0; t < n; t++) {
+        const char *xt[4] = {xv[0] + t * xs, xv[1] + t * xs, xv[2] + t * xs, xv[3] + t * xs};
+        unsigned char *yt[4] = {yv[0] + t * ys, yv[1] + t * ys, yv[2] + t * ys, yv[3] + t * ys};
+        if (dq) qd_dchunk(dk, ok, bits, sgn, h, xt, yt, pv);
+        else qd_qchunk(xk, qk, yk, sat, rec, 0, xt, yt[0], pv, k);
+    }
+}
+
+/* (one loop for each signedness and saturation the entry can take) */
+QD_INLINE void qd_cold(int dq, int xk, int qk, int yk, int dk, int ok, const qd_op *o,
+                       const char *const xv[4], unsigned char *const yv[4], size_t n, size_t xs,
+                       size_t ys, const qd_pv *pv)
+{
+    if (dq) {
+        /* (sgn 1: 8- and 16-bit codes to float32 only, as qd_deq sets it) */
+        if (!qd_float_in(dk) && o->sgn == 2)
+            qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, o, xv, yv, n, xs, ys, pv);
+        else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
+            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
+    } else if (qd_is_int(yk)) {
+        qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, o, xv, yv, n, xs, ys, pv);
+    } else {
+        int rec = qd_fp_rec(yk);   /* (qd_quant's choice, a constant of the kind) */
+        if (o->sat) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, rec, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(0, xk, qk, yk, 0, 0, 0, 0, rec, o, xv, yv, n, xs, ys, pv);
+    }
+}
+
 #define QD_QFN(name, xk, qk, yk, full) \
+    QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
+                               unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
+                               const qd_pv *pv) \
+    { qd_cold(0, xk, qk, yk, 0, 0, o, xv, yv, n, xs, ys, pv); } \
     static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qd_quant(xk, qk, yk, full, x, y, n, p); }
+    { qd_quant(xk, qk, yk, full, x, y, n, p, name##_ck); }
 #define QD_DFN(name, dk, ok, full) \
+    QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
+                               unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
+                               const qd_pv *pv) \
+    { qd_cold(1, 0, 0, 0, dk, ok, o, xv, yv, n, xs, ys, pv); } \
     static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { qd_deq(dk, ok, full, x, y, n, p); }
+    { qd_deq(dk, ok, full, x, y, n, p, name##_ck); }
 #define QD_QSET(name, xk, qk, yk, full) .quant[xk][qk][yk] = name,
 #define QD_DSET(name, dk, ok, full) .dequant[dk][ok] = name,
 
