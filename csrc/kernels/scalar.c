@@ -4,7 +4,7 @@
 #include "kernels.h"
 #include "convert.h"
 
-static inline float load_xf(int xk, const void *x, size_t i)
+QK_ALWAYS_INLINE float load_xf(int xk, const void *x, size_t i)
 {
     switch (xk) {
     case QK_X_F32: return ((const float *)x)[i];
@@ -14,14 +14,14 @@ static inline float load_xf(int xk, const void *x, size_t i)
     }
 }
 
-static inline double load_xd(int xk, const void *x, size_t i)
+QK_ALWAYS_INLINE double load_xd(int xk, const void *x, size_t i)
 {
     if (xk == QK_X_I32) return (double)((const int32_t *)x)[i];
     return (double)load_xf(xk, x, i);   /* every float input widens exactly */
 }
 
 /* Write the code r (already inside [qmin, qmax]) as element i of the output. */
-static inline void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparams *p)
+QK_ALWAYS_INLINE void store_q(int yk, void *y, size_t i, int32_t r, const qk_qparams *p)
 {
     uint32_t u = (uint32_t)r;   /* two's complement bits, well defined for negative r */
     switch (yk) {
@@ -47,7 +47,7 @@ QK_ALWAYS_INLINE float quot_f(int xk, int qk, const void *x, size_t i, float s)
     return v / s;
 }
 
-static inline void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
+QK_ALWAYS_INLINE void quant_int(int xk, int qk, int yk, const void *x, void *y, size_t n,
                       const qk_qparams *p)
 {
     for (size_t start = 0, len; start < n; start += len) {
@@ -149,10 +149,12 @@ QK_ALWAYS_INLINE void quant_float(int xk, int qk, int yk, const void *x, void *y
     }
 }
 
-/* Inlined into each table entry below with constant kinds, so the per-element switches
- * fold away; qk_quant_scalar is the same code for run-time kinds (SIMD tails). */
-static inline void quant_any(int xk, int qk, int yk, const void *x, void *y, size_t n,
-                             const qk_qparams *p)
+/* Inlined with constant kinds into the table entries of float32 x and quotients (the
+ * per-element switches fold away); qk_quant_scalar is the same code for run-time kinds, which
+ * the other entries call: kinds that the SIMD tables take, or that real models seldom have
+ * (as the entries dequantizing to float16 / bfloat16 below): 32 KB less of .text. */
+QK_ALWAYS_INLINE void quant_any(int xk, int qk, int yk, const void *x, void *y, size_t n,
+                                const qk_qparams *p)
 {
     if (yk <= QK_Y_P2) quant_int(xk, qk, yk, x, y, n, p);
     else if (yk == QK_Y_B32) quant_b32(xk, qk, x, y, n, p);
@@ -165,7 +167,7 @@ void qk_quant_scalar(int xk, int qk, int yk, const void *x, void *y, size_t n,
     quant_any(xk, qk, yk, x, y, n, p);
 }
 
-static inline int64_t load_code(int dk, const void *x, size_t i, const qk_dparams *p)
+QK_ALWAYS_INLINE int64_t load_code(int dk, const void *x, size_t i, const qk_dparams *p)
 {
     switch (dk) {
     case QK_D_B8: {
@@ -264,7 +266,10 @@ static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
 /* One named function per table entry, generated from the generic loops above. */
 #define QK_QFN(xk, qk, yk) \
     static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { quant_any(xk, qk, yk, x, y, n, p); }
+    { \
+        if (xk == QK_X_F32 && qk == QK_Q_F32) quant_any(xk, qk, yk, x, y, n, p); \
+        else qk_quant_scalar(xk, qk, yk, x, y, n, p); \
+    }
 #define QK_QFN_Y(xk, qk) QK_QFN(xk, qk, QK_Y_B8) QK_QFN(xk, qk, QK_Y_B16) \
     QK_QFN(xk, qk, QK_Y_P4) QK_QFN(xk, qk, QK_Y_P2) QK_QFN(xk, qk, QK_Y_E4M3FN) \
     QK_QFN(xk, qk, QK_Y_E4M3FNUZ) QK_QFN(xk, qk, QK_Y_E5M2) QK_QFN(xk, qk, QK_Y_E5M2FNUZ) \
@@ -280,7 +285,10 @@ QK_QFN_Q(QK_X_I32)
 
 #define QK_DFN(dk, ok) \
     static void dequant_##dk##_##ok(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { dequant_any(dk, ok, x, y, n, p); }
+    { \
+        if (ok == QK_O_F32) dequant_any(dk, ok, x, y, n, p); \
+        else qk_dequant_scalar(dk, ok, x, y, n, p); \
+    }
 #define QK_DFN_O(dk) QK_DFN(dk, QK_O_F32) QK_DFN(dk, QK_O_F16) QK_DFN(dk, QK_O_BF16) \
     QK_DFN(dk, QK_O_E8M0)
 QK_DFN_O(QK_D_B8)
