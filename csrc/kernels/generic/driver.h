@@ -466,7 +466,7 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
  * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
 typedef struct qd_op qd_op;
 typedef void (*qd_ckfn)(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
-                        size_t n, size_t xs, size_t ys, const qd_pv *pv);
+                        size_t n, size_t xs, size_t ys, const qd_pv *pv, int one);
 struct qd_op {
     int dq, xk, qk, yk, sat, rec, negs, dk, ok, sgn;
     unsigned bits;
@@ -519,25 +519,26 @@ QD_INLINE size_t qd_yat(const qd_op *o, const void *P, size_t a)
 QD_INLINE void qd_chunk_v(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
                           const qd_pv *pv)
 {
-    if (o->generic) o->ck(o->src, xv, yv, 1, 0, 0, pv);
+    if (o->generic) o->ck(o->src, xv, yv, 1, 0, 0, pv, 0);
     else if (o->dq) qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
     else qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, yv[0], pv, &o->k);
 }
 
-/* The generic driver's n chunks of consecutive elements, chunk t at x + t xs, y + t ys. */
+/* The generic driver's n chunks of consecutive elements, chunk t at x + t xs, y + t ys; one:
+ * the four vectors of entries in pv are the same. */
 QD_INLINE void qd_ck(const qd_op *o, const char *x, unsigned char *y, size_t n, size_t xs,
-                     size_t ys, const qd_pv *pv)
+                     size_t ys, const qd_pv *pv, int one)
 {
     const char *xv[4] = {x, x + qd_xo(o, QV_W), x + qd_xo(o, 2 * QV_W), x + qd_xo(o, 3 * QV_W)};
     unsigned char *yv[4] = {y, y + qd_yo(o, QV_W), y + qd_yo(o, 2 * QV_W), y + qd_yo(o, 3 * QV_W)};
-    o->ck(o->src, xv, yv, n, xs, ys, pv);
+    o->ck(o->src, xv, yv, n, xs, ys, pv, one);
 }
 
 /* One chunk of consecutive elements (x, y: its first input and output byte). */
 QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const qd_pv *pv)
 {
     if (o->generic) {
-        qd_ck(o, x, y, 1, 0, 0, pv);
+        qd_ck(o, x, y, 1, 0, 0, pv, 0);
         return;
     }
     if (!o->dq) {
@@ -556,13 +557,13 @@ QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const q
     qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
 }
 
-/* n chunks of consecutive elements that share their entries (pv), chunk t at x + t xs,
- * y + t ys. */
+/* n chunks of consecutive elements that share their entries (pv; one: one entry for all),
+ * chunk t at x + t xs, y + t ys. */
 QD_INLINE void qd_chunks(const qd_op *o, const char *x, unsigned char *y, size_t n, size_t xs,
-                         size_t ys, const qd_pv *pv)
+                         size_t ys, const qd_pv *pv, int one)
 {
     if (o->generic) {
-        qd_ck(o, x, y, n, xs, ys, pv);
+        qd_ck(o, x, y, n, xs, ys, pv, one);
         return;
     }
     for (size_t t = 0; t < n; t++) qd_chunk(o, x + t * xs, y + t * ys, pv);
@@ -622,7 +623,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         m = t0 + (mt - t0) / QD_U * QD_U;   /* (whole chunks from t0) */
     }
     /* whole chunks to m, then the general loop's last chunk */
-    if (fast && qd_block_run(c)) {
+    if (fast && !o->generic && qd_block_run(c)) {
         const float *sp = c->s, *rp = c->r, *fp = c->f;
         const int32_t *zp = c->z;
         size_t e = c->sg.e - c->ebase, stop = c->sg.segend - c->j, j0 = c->j, ib = 0;
@@ -635,7 +636,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                 size_t nc = (stop - i + QD_U - 1) / QD_U;
                 if (nt && nc > (QD_NT - (i - ib)) / QD_U) nc = (QD_NT - (i - ib)) / QD_U;
                 qd_chunks(o, x + qd_xo(o, i), nt ? buf.b + qd_yo(o, i - ib) : y + qd_yo(o, i),
-                          nc, qd_xo(o, QD_U), qd_yo(o, QD_U), &pv);
+                          nc, qd_xo(o, QD_U), qd_yo(o, QD_U), &pv, 1);
                 i += nc * QD_U;
                 if (nt && i - ib == QD_NT) {
                     qd_flush(y + qd_yo(o, ib), buf.b, qd_yo(o, QD_NT));
@@ -688,7 +689,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
                 if (stop - i >= QD_U) {
                     size_t nc = (stop - i) / QD_U;
                     qd_chunks(o, x + qd_xo(o, i), d + qd_yo(o, i - i0), nc, qd_xo(o, QD_U),
-                              qd_yo(o, QD_U), &pv);
+                              qd_yo(o, QD_U), &pv, 1);
                     i += nc * QD_U;
                 }
                 if (i == end || !sega) break;
@@ -835,7 +836,7 @@ QD_INLINE void qd_qrows(const qd_op *o, const char *x, unsigned char *y, size_t 
             size_t kk = k0 + QD_U > K ? K - QD_U : k0;
             qd_pv pv = qd_run_pv(pp[0], pp[1], pp[2], zp, e + kk, need);
             qd_chunks(o, x + r0 * xrow + qd_xo(o, kk), y + r0 * yrow + qd_yo(o, kk),
-                      rows - r0 < QD_RB ? rows - r0 : QD_RB, xrow, yrow, &pv);
+                      rows - r0 < QD_RB ? rows - r0 : QD_RB, xrow, yrow, &pv, 0);
         }
 }
 
@@ -1210,55 +1211,75 @@ QD_NOINLINE void qd_run_any(const qd_op *op, int full, const char *x, unsigned c
  * code bits, signedness and sign bit, the store constants) from o as qd_quant and qd_deq set
  * them; n chunks, chunk t from xv[v] + t xs to yv[v] + t ys, all with the entries pv. */
 QD_INLINE void qd_cold_run(int dq, int xk, int qk, int yk, int dk, int ok, int sgn, int sat,
-                           int rec, const qd_op *restrict o, const char *const xv[4],
+                           int rec, int one, const qd_op *restrict o, const char *const xv[4],
                            unsigned char *const yv[4], size_t n, size_t xs, size_t ys,
                            const qd_pv *restrict pv)
 {
-    /* (restrict: the entries and constants stay in registers across the stores to y) */
-    const qd_qk *k = &o->k;
+    /* locals, which the stores to y cannot alias: read once, not after every store (restrict
+     * does as much for the entries) */
+    qd_qk k;
+    k.ic = o->k.ic;
+    k.bc = o->k.bc;
     const vi h = o->h;
     unsigned bits = qd_float_in(dk) ? 8u : o->bits;
+    const char *x0 = xv[0], *x1 = xv[1], *x2 = xv[2], *x3 = xv[3];
+    unsigned char *y0 = yv[0], *y1 = yv[1], *y2 = yv[2], *y3 = yv[3];
+    qd_pv u;   /* one entry: in 3 registers instead of 12 loads a chunk */
+    if (one) {
+        QD_UNROLL
+        for (int v = 0; v < 4; v++) {
+            u.s[v] = pv->s[0]; u.r[v] = pv->r[0]; u.f[v] = pv->f[0]; u.z[v] = pv->z[0];
+        }
+        pv = &u;
+    }
     for (size_t t = 0; t < n; t++) {
-        const char *xt[4] = {xv[0] + t * xs, xv[1] + t * xs, xv[2] + t * xs, xv[3] + t * xs};
-        unsigned char *yt[4] = {yv[0] + t * ys, yv[1] + t * ys, yv[2] + t * ys, yv[3] + t * ys};
+        const char *xt[4] = {x0 + t * xs, x1 + t * xs, x2 + t * xs, x3 + t * xs};
+        unsigned char *yt[4] = {y0 + t * ys, y1 + t * ys, y2 + t * ys, y3 + t * ys};
         if (dq) qd_dchunk(dk, ok, bits, sgn, h, xt, yt, pv);
-        else qd_qchunk(xk, qk, yk, sat, rec, 0, xt, yt[0], pv, k);
+        else qd_qchunk(xk, qk, yk, sat, rec, 0, xt, yt[0], pv, &k);
     }
 }
 
-/* (one loop for each signedness and saturation the entry can take) */
+/* One loop for each signedness and saturation the entry can take, and for integer codes one
+ * more for stretches of one entry (16-bit codes, half inputs and results: up to 1.4x). */
 QD_INLINE void qd_cold(int dq, int xk, int qk, int yk, int dk, int ok, const qd_op *o,
                        const char *const xv[4], unsigned char *const yv[4], size_t n, size_t xs,
-                       size_t ys, const qd_pv *pv)
+                       size_t ys, const qd_pv *pv, int one)
 {
-    if (dq) {
+    if (one && (dq ? !qd_float_in(dk) : qd_is_int(yk))) {
+        if (!dq) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, 1, o, xv, yv, n, xs, ys, pv);
+        else if (o->sgn == 2) qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
+        else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
+            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
+    } else if (dq) {
         /* (sgn 1: 8- and 16-bit codes to float32 only, as qd_deq sets it) */
         if (!qd_float_in(dk) && o->sgn == 2)
-            qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, o, xv, yv, n, xs, ys, pv);
+            qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
         else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
-            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, o, xv, yv, n, xs, ys, pv);
-        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
+            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
     } else if (qd_is_int(yk)) {
-        qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, o, xv, yv, n, xs, ys, pv);
+        qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, 0, o, xv, yv, n, xs, ys, pv);
     } else {
         int rec = qd_fp_rec(yk);   /* (qd_quant's choice, a constant of the kind) */
-        if (o->sat) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, rec, o, xv, yv, n, xs, ys, pv);
-        else qd_cold_run(0, xk, qk, yk, 0, 0, 0, 0, rec, o, xv, yv, n, xs, ys, pv);
+        if (o->sat) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, rec, 0, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(0, xk, qk, yk, 0, 0, 0, 0, rec, 0, o, xv, yv, n, xs, ys, pv);
     }
 }
 
 #define QD_QFN(name, xk, qk, yk, full) \
     QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
                                unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
-                               const qd_pv *pv) \
-    { qd_cold(0, xk, qk, yk, 0, 0, o, xv, yv, n, xs, ys, pv); } \
+                               const qd_pv *pv, int one) \
+    { qd_cold(0, xk, qk, yk, 0, 0, o, xv, yv, n, xs, ys, pv, one); } \
     static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
     { qd_quant(xk, qk, yk, full, x, y, n, p, name##_ck); }
 #define QD_DFN(name, dk, ok, full) \
     QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
                                unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
-                               const qd_pv *pv) \
-    { qd_cold(1, 0, 0, 0, dk, ok, o, xv, yv, n, xs, ys, pv); } \
+                               const qd_pv *pv, int one) \
+    { qd_cold(1, 0, 0, 0, dk, ok, o, xv, yv, n, xs, ys, pv, one); } \
     static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
     { qd_deq(dk, ok, full, x, y, n, p, name##_ck); }
 #define QD_QSET(name, xk, qk, yk, full) .quant[xk][qk][yk] = name,
