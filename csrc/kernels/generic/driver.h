@@ -464,6 +464,15 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 /* What one table entry does per chunk, constants once inlined: quantize (x kind, quotient
  * precision, output kind, saturation, reciprocal form, negative scales, the store constants)
  * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
+/* Optimized builds only: unoptimized ones (the sanitizers' -O0) fold no constants, and every
+ * entry would compile both forms of every path with every kind in each (avx2.c: >10 minutes and
+ * 9 GB under clang -O0 with ASan, against 10 s): they inline every layout in every entry. */
+#if defined(__OPTIMIZE__) || defined(_MSC_VER)
+#define QD_SPLIT 1
+#else
+#define QD_SPLIT 0
+#endif
+
 typedef struct qd_op qd_op;
 typedef void (*qd_ckfn)(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
                         size_t n, size_t xs, size_t ys, const qd_pv *pv, int one);
@@ -519,8 +528,11 @@ QD_INLINE size_t qd_yat(const qd_op *o, const void *P, size_t a)
 QD_INLINE void qd_chunk_v(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
                           const qd_pv *pv)
 {
+#if QD_SPLIT
     if (o->generic) o->ck(o->src, xv, yv, 1, 0, 0, pv, 0);
-    else if (o->dq) qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
+    else
+#endif
+    if (o->dq) qd_dchunk(o->dk, o->ok, o->bits, o->sgn, o->h, xv, yv, pv);
     else qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, yv[0], pv, &o->k);
 }
 
@@ -537,10 +549,12 @@ QD_INLINE void qd_ck(const qd_op *o, const char *x, unsigned char *y, size_t n, 
 /* One chunk of consecutive elements (x, y: its first input and output byte). */
 QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const qd_pv *pv)
 {
+#if QD_SPLIT
     if (o->generic) {
         qd_ck(o, x, y, 1, 0, 0, pv, 0);
         return;
     }
+#endif
     if (!o->dq) {
         const char *xv[4] = QD_XV(x, qd_xsize(o->xk));
         qd_qchunk(o->xk, o->qk, o->yk, o->sat, o->rec, o->negs, xv, y, pv, &o->k);
@@ -562,10 +576,14 @@ QD_INLINE void qd_chunk(const qd_op *o, const char *x, unsigned char *y, const q
 QD_INLINE void qd_chunks(const qd_op *o, const char *x, unsigned char *y, size_t n, size_t xs,
                          size_t ys, const qd_pv *pv, int one)
 {
+#if QD_SPLIT
     if (o->generic) {
         qd_ck(o, x, y, n, xs, ys, pv, one);
         return;
     }
+#else
+    (void)one;
+#endif
     for (size_t t = 0; t < n; t++) qd_chunk(o, x + t * xs, y + t * ys, pv);
 }
 
@@ -632,7 +650,7 @@ QD_INLINE size_t qd_body(const qd_op *o, const char *x, unsigned char *y, size_t
         for (; i < m; e++, stop += c->blk) {
             qd_pv pv = qd_ent_pv(sp, rp, fp, zp, e, 0, need);
             stop = stop < m ? stop : m;
-            while (o->generic && i < stop) {   /* (one call for the block's chunks) */
+            while (QD_SPLIT && o->generic && i < stop) {   /* (one call for the block's chunks) */
                 size_t nc = (stop - i + QD_U - 1) / QD_U;
                 if (nt && nc > (QD_NT - (i - ib)) / QD_U) nc = (QD_NT - (i - ib)) / QD_U;
                 qd_chunks(o, x + qd_xo(o, i), nt ? buf.b + qd_yo(o, i - ib) : y + qd_yo(o, i),
@@ -922,8 +940,10 @@ QD_INLINE void qd_piece(const qd_op *o, const char *x, unsigned char *y, size_t 
     QD_SCALAR(o, x, y, a + done, b, P);
 }
 
+#if QD_SPLIT
 QD_NOINLINE void qd_run_any(const qd_op *op, int full, const char *x, unsigned char *y,
                             size_t n, const void *P, unsigned need);
+#endif
 
 /* A run of n elements; full: whole rows of a kdim layout (or of one-entry rows) go through
  * tiles. */
@@ -934,6 +954,7 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
     size_t np = (QD_P(o, P, phase) + n + per - 1) / per * per;   /* slots of the packed side's bytes */
     int ovl = qd_disjoint(x, o->dq ? qd_xbytes(o->dk, np) : n * qd_xsize(o->xk), y,
                           o->dq ? n * qd_osize(o->ok) : qd_ybytes(o->yk, np));
+#if QD_SPLIT
     if (o->uni) {   /* (an entry without block runs inlines runs of one entry only) */
         size_t len;
         qk_entry(QD_P(o, P, blk), QD_P(o, P, pos), QD_P(o, P, row), QD_P(o, P, erow), 1, 0, 0,
@@ -946,6 +967,7 @@ QD_INLINE void qd_run(const qd_op *o, int full, const char *x, unsigned char *y,
         }
         return;
     }
+#endif
     size_t lo[2] = {0, n}, hi[2] = {n, n}, step, wrap;   /* what is left around the tiles' rows */
     size_t K = qd_tile_k(QD_P(o, P, blk), QD_P(o, P, row), QD_P(o, P, erow), QD_P(o, P, kdim), &step, &wrap);
     /* Per-axis along a last axis shorter than QD_LONG never takes tiles, whose columns
@@ -1044,7 +1066,7 @@ QD_INLINE void qd_quant2(int xk, int qk, int yk, int sat, int rec, int negs, int
     o.k.ic = qv_qc_init(p->qmin, p->qmax, p->mask);
     o.k.bc = qv_qc_init(0, yk == QK_Y_PE2M1 ? 15 : 255, yk == QK_Y_PE2M1 ? 0x0fu : 0xffu);
     o.generic = 0;
-    o.uni = !qd_op_blocks(&o);
+    o.uni = QD_SPLIT && !qd_op_blocks(&o);
     o.ck = ck;
     qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
            QD_S | (rec || (QV_FMA && qd_is_int(yk)) ? QD_R : 0u) | (qd_is_int(yk) ? QD_Z : 0u));
@@ -1163,7 +1185,7 @@ QD_INLINE void qd_deq2(int dk, int ok, unsigned bits, int sgn, int full, const v
     o.h = qv_set1_i(sgn == 2 ? 1 << (bits - 1) : 0);
     o.k.ic = o.k.bc = qv_qc_init(0, 255, 0xffu);
     o.generic = 0;
-    o.uni = !qd_op_blocks(&o);
+    o.uni = QD_SPLIT && !qd_op_blocks(&o);
     o.ck = ck;
     qd_run(&o, full, (const char *)x, (unsigned char *)y, n, p,
            QD_S | (qd_float_in(dk) ? QD_F : QD_Z));
@@ -1194,6 +1216,7 @@ QD_INLINE void qd_deq(int dk, int ok, int full, const void *x, void *y, size_t n
 
 /* ---- table entries: registry.def, through QK_ENTRIES ---- */
 
+#if QD_SPLIT
 /* Every layout but runs of one entry, for the entries without block runs: the driver with the
  * op's fields read at run time (one copy per instruction set), each chunk through the entry's
  * ck. */
@@ -1268,20 +1291,25 @@ QD_INLINE void qd_cold(int dq, int xk, int qk, int yk, int dk, int ok, const qd_
     }
 }
 
+#define QD_CKFN(name, dq, xk, qk, yk, dk, ok) \
+    QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
+                               unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
+                               const qd_pv *pv, int one) \
+    { qd_cold(dq, xk, qk, yk, dk, ok, o, xv, yv, n, xs, ys, pv, one); }
+#define QD_CK(name) name##_ck
+#else
+#define QD_CKFN(name, dq, xk, qk, yk, dk, ok)
+#define QD_CK(name) NULL
+#endif
+
 #define QD_QFN(name, xk, qk, yk, full) \
-    QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
-                               unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
-                               const qd_pv *pv, int one) \
-    { qd_cold(0, xk, qk, yk, 0, 0, o, xv, yv, n, xs, ys, pv, one); } \
+    QD_CKFN(name, 0, xk, qk, yk, 0, 0) \
     static void name(const void *x, void *y, size_t n, const qk_qparams *p) \
-    { qd_quant(xk, qk, yk, full, x, y, n, p, name##_ck); }
+    { qd_quant(xk, qk, yk, full, x, y, n, p, QD_CK(name)); }
 #define QD_DFN(name, dk, ok, full) \
-    QD_NOINLINE void name##_ck(const qd_op *o, const char *const xv[4], \
-                               unsigned char *const yv[4], size_t n, size_t xs, size_t ys, \
-                               const qd_pv *pv, int one) \
-    { qd_cold(1, 0, 0, 0, dk, ok, o, xv, yv, n, xs, ys, pv, one); } \
+    QD_CKFN(name, 1, 0, 0, 0, dk, ok) \
     static void name(const void *x, void *y, size_t n, const qk_dparams *p) \
-    { qd_deq(dk, ok, full, x, y, n, p, name##_ck); }
+    { qd_deq(dk, ok, full, x, y, n, p, QD_CK(name)); }
 #define QD_QSET(name, xk, qk, yk, full) .quant[xk][qk][yk] = name,
 #define QD_DSET(name, dk, ok, full) .dequant[dk][ok] = name,
 
