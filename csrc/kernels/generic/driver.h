@@ -461,18 +461,19 @@ QD_INLINE size_t qd_stretch(const qd_src *c, size_t i, size_t lim)
 
 /* ---- the loops, written once for both directions ---- */
 
-/* What one table entry does per chunk, constants once inlined: quantize (x kind, quotient
- * precision, output kind, saturation, reciprocal form, negative scales, the store constants)
- * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
-/* Optimized builds only: unoptimized ones (the sanitizers' -O0) fold no constants, and every
- * entry would compile both forms of every path with every kind in each (avx2.c: >10 minutes and
- * 9 GB under clang -O0 with ASan, against 10 s): they inline every layout in every entry. */
+/* The split below (entries without block runs inline runs of one entry, qd_run_any takes
+ * their other layouts) in optimized builds only: unoptimized ones (the sanitizers' -O0) fold
+ * no constants, so every entry would compile both forms of every path with every kind (the
+ * ASan build of avx2.c: over 11 minutes and 9 GB, against 6 without the split). */
 #if defined(__OPTIMIZE__) || defined(_MSC_VER)
 #define QD_SPLIT 1
 #else
 #define QD_SPLIT 0
 #endif
 
+/* What one table entry does per chunk, constants once inlined: quantize (x kind, quotient
+ * precision, output kind, saturation, reciprocal form, negative scales, the store constants)
+ * or dequantize (input kind, output kind, code bits, signedness sgn, sign bit h). */
 typedef struct qd_op qd_op;
 typedef void (*qd_ckfn)(const qd_op *o, const char *const xv[4], unsigned char *const yv[4],
                         size_t n, size_t xs, size_t ys, const qd_pv *pv, int one);
