@@ -1264,32 +1264,36 @@ QD_INLINE void qd_cold_run(int dq, int xk, int qk, int yk, int dk, int ok, int s
     }
 }
 
-/* One loop for each signedness and saturation the entry can take, and for integer codes one
- * more for stretches of one entry (16-bit codes, half inputs and results: up to 1.4x). */
+/* One loop for each signedness and saturation the entry can take (sgn 1: 8- and 16-bit codes
+ * to float32 only, as qd_deq sets it). */
+QD_INLINE void qd_cold_k(int dq, int xk, int qk, int yk, int dk, int ok, int one, const qd_op *o,
+                         const char *const xv[4], unsigned char *const yv[4], size_t n,
+                         size_t xs, size_t ys, const qd_pv *pv)
+{
+    if (dq) {
+        if (!qd_float_in(dk) && o->sgn == 2)
+            qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, one, o, xv, yv, n, xs, ys, pv);
+        else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
+            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, one, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, one, o, xv, yv, n, xs, ys, pv);
+    } else if (qd_is_int(yk)) {
+        qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, one, o, xv, yv, n, xs, ys, pv);
+    } else {
+        int rec = qd_fp_rec(yk);   /* (qd_quant's choice, a constant of the kind) */
+        if (o->sat) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, rec, one, o, xv, yv, n, xs, ys, pv);
+        else qd_cold_run(0, xk, qk, yk, 0, 0, 0, 0, rec, one, o, xv, yv, n, xs, ys, pv);
+    }
+}
+
+/* For integer codes, those loops once more for stretches of one entry (16-bit codes, half
+ * inputs and results: up to 1.4x). */
 QD_INLINE void qd_cold(int dq, int xk, int qk, int yk, int dk, int ok, const qd_op *o,
                        const char *const xv[4], unsigned char *const yv[4], size_t n, size_t xs,
                        size_t ys, const qd_pv *pv, int one)
 {
-    if (one && (dq ? !qd_float_in(dk) : qd_is_int(yk))) {
-        if (!dq) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, 1, o, xv, yv, n, xs, ys, pv);
-        else if (o->sgn == 2) qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
-        else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
-            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
-        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, 1, o, xv, yv, n, xs, ys, pv);
-    } else if (dq) {
-        /* (sgn 1: 8- and 16-bit codes to float32 only, as qd_deq sets it) */
-        if (!qd_float_in(dk) && o->sgn == 2)
-            qd_cold_run(1, 0, 0, 0, dk, ok, 2, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
-        else if ((dk == QK_D_B8 || dk == QK_D_B16) && ok == QK_O_F32 && o->sgn == 1)
-            qd_cold_run(1, 0, 0, 0, dk, ok, 1, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
-        else qd_cold_run(1, 0, 0, 0, dk, ok, 0, 0, 0, 0, o, xv, yv, n, xs, ys, pv);
-    } else if (qd_is_int(yk)) {
-        qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, 0, 0, o, xv, yv, n, xs, ys, pv);
-    } else {
-        int rec = qd_fp_rec(yk);   /* (qd_quant's choice, a constant of the kind) */
-        if (o->sat) qd_cold_run(0, xk, qk, yk, 0, 0, 0, 1, rec, 0, o, xv, yv, n, xs, ys, pv);
-        else qd_cold_run(0, xk, qk, yk, 0, 0, 0, 0, rec, 0, o, xv, yv, n, xs, ys, pv);
-    }
+    if (one && (dq ? !qd_float_in(dk) : qd_is_int(yk)))
+        qd_cold_k(dq, xk, qk, yk, dk, ok, 1, o, xv, yv, n, xs, ys, pv);
+    else qd_cold_k(dq, xk, qk, yk, dk, ok, 0, o, xv, yv, n, xs, ys, pv);
 }
 
 #define QD_CKFN(name, dq, xk, qk, yk, dk, ok) \
