@@ -170,9 +170,13 @@ static void qd_kper_next(qd_src *c)
 static void qd_kper_init(qd_src *c)
 {
     size_t K = c->kdim, jl = c->jend - 1, o = jl % c->row;
+    int32_t *idx = c->u.w.idx, *ext = idx + K * QD_U;   /* (K < QV_W rows, then room) */
+    /* lane l of phase p's row is (p + l) % K: lanes p .. p + QD_U - 1 of one row of m % K,
+     * copied by vectors */
+    for (size_t m = 0, v = 0; m < QD_U + K; m++, v = v + 1 < K ? v + 1 : 0) ext[m] = (int32_t)v;
     for (size_t p = 0; p < K; p++)
-        for (size_t l = 0, v = p; l < QD_U; l++, v = v + 1 < K ? v + 1 : 0)
-            c->u.w.idx[p * QD_U + l] = (int32_t)v;
+        for (size_t l = 0; l < QD_U; l += QV_W)
+            qv_storeu_i(idx + p * QD_U + l, qv_loadu_i(ext + p + l));
     c->wlast = jl / c->row * c->erow + o / c->blk * K + K - 1 - c->ebase;
     c->winc = QD_U % K;
 }
@@ -196,8 +200,14 @@ static void qd_vwin_init(qd_src *c, size_t j)
 {
     size_t b = c->winc, K = c->kdim, jl = c->jend - 1, o = c->row ? jl % c->row : jl;
     for (size_t p = 0; p < b; p++) {
-        for (size_t l = 0; l < QV_W; l++)
-            c->u.w.idx[p * QD_U + l] = (int32_t)((p + l) / b * K + (p + l) % K);
+        /* lane l: (p + l) / b K + (p + l) % K, by counters (p < b): two divisions per lane
+         * had cost more than the quantization of small calls (1x16x3x3 dequantized blocked
+         * along H: 1.7 -> 1.0 us) */
+        for (size_t l = 0, q = 0, rb = p, rk = p % K; l < QV_W; l++) {
+            c->u.w.idx[p * QD_U + l] = (int32_t)(q * K + rk);
+            if (++rb == b) { rb = 0; q++; }
+            if (++rk == K) rk = 0;
+        }
         c->u.w.idx[p * QD_U + QV_W] = (int32_t)((p + QV_W) % b);
         c->u.w.base[p] = (p + QV_W) / b * K;
     }
@@ -270,6 +280,19 @@ QD_INLINE void qd_put(qd_src *c, size_t k, size_t e)
     c->u.x.z[k] = c->z ? c->z[e] : 0;
 }
 
+/* Entries e .. e + n - 1 into slots k .. k + n - 1 of the stack arrays. */
+static void qd_put_n(qd_src *c, size_t k, size_t e, size_t n)
+{
+    size_t i = 0;
+    for (; n - i >= QV_W; i += QV_W) {
+        qv_storeu_f(c->u.x.s + k + i, qv_loadu_f(c->s + e + i));
+        qv_storeu_f(c->u.x.r + k + i, c->r ? qv_loadu_f(c->r + e + i) : qv_set1(1.0f));
+        qv_storeu_f(c->u.x.f + k + i, c->f ? qv_loadu_f(c->f + e + i) : qv_set1(0.0f));
+        qv_storeu_i(c->u.x.z + k + i, c->z ? qv_loadu_i(c->z + e + i) : qv_set1_i(0));
+    }
+    for (; i < n; i++) qd_put(c, k + i, e + i);
+}
+
 /* Entries of [c->j, c->j + QD_EXPN) into the stack arrays: the first by qk_entry's formula,
  * the others by counters (a division per element cost 50x the kernel: blocks along an axis
  * of 12 rows of 12 went at 100 us for 12K elements). */
@@ -305,16 +328,23 @@ static int qd_per_init(qd_src *c, size_t j)
     size_t P = c->kdim > 1 ? c->kdim : c->row, len, e0, k, pw = qd_lcm(P, QV_W);
     if (pw + QD_U <= QD_EXPN) P = pw;
     if (P + QD_U > QD_EXPN) return 0;
-    e0 = qk_entry(c->blk, j, c->row, c->erow, c->kdim, c->ebase, 0, &len);
-    /* (slots, entries and segments by counters: a division per position, or per segment of
-     * a short block, cost more than the run: (4, 64, 4) per-axis 1.5 -> 0.7 us) */
-    size_t slot = j % P, kd = c->kdim, ke = j % kd, o = c->row ? j % c->row : 0, e = e0;
+    c->wp = P;
+    c->winc = QD_U % P;
+    if (c->kdim > 1) {
+        /* entry j % K (no rows): slot k, of the absolute positions k mod P, takes entry k % K
+         * (K divides P); the arrays hold that whole row of K entries (kernels.h), so ebase is
+         * 0. Copied by vectors: position by position this had doubled a call of one row of
+         * 256 elements (1.5 -> 0.8 us per-axis along the last axis) */
+        for (k = 0; k < P + QD_U; k += c->kdim)
+            qd_put_n(c, k, 0, P + QD_U - k < c->kdim ? P + QD_U - k : c->kdim);
+        return 1;
+    }
+    e0 = qk_entry(c->blk, j, c->row, c->erow, 1, c->ebase, 0, &len);
+    /* (rows of one-entry blocks: slots, entries and segments by counters: a division per
+     * segment of a short block cost more than the run: (4, 64, 4) per-axis 1.5 -> 0.7 us) */
+    size_t slot = j % P, o = j % c->row, e = e0;
     for (size_t t = 0; t < P; t += len) {
-        if (kd > 1) {   /* entry j % kdim per element */
-            e = ke - c->ebase;
-            len = 1;
-            ke = ke + 1 < kd ? ke + 1 : 0;
-        } else if (t) {   /* (kdim 1: rows of one-entry blocks, no entry offset per row) */
+        if (t) {   /* (no entry offset per row) */
             o += len;
             if (o == c->row) o = 0;
             e = o ? e + 1 : 0 - c->ebase;
@@ -338,8 +368,6 @@ static int qd_per_init(qd_src *c, size_t j)
         c->u.x.s[k] = c->u.x.s[k - P]; c->u.x.r[k] = c->u.x.r[k - P];
         c->u.x.f[k] = c->u.x.f[k - P]; c->u.x.z[k] = c->u.x.z[k - P];
     }
-    c->wp = P;
-    c->winc = QD_U % P;
     return 1;
 }
 
@@ -367,7 +395,10 @@ static int qd_win_init(qd_src *c, size_t j)
     size_t enext = c->row ? (j / c->row + 1) * c->erow : 0;   /* the next row's first entry */
     while (n < per) {   /* the entries of the pattern's positions from j on, segment by segment */
         int32_t v = (int32_t)(e - e0);
-        for (size_t k = n, end = send - j < per ? send - j : per; k < end; k++) idx[k] = v;
+        /* (by vectors: lanes past the segment are overwritten by the next one, or fall in
+         * the QV_W lanes of room after the pattern) */
+        for (size_t k = n, end = send - j < per ? send - j : per; k < end; k += QV_W)
+            qv_storeu_i(idx + k, qv_set1_i(v));
         n = send - j;
         if (send == rend) { e = enext; enext += c->erow; rend += c->row; }
         else e++;
@@ -378,7 +409,8 @@ static int qd_win_init(qd_src *c, size_t j)
         int32_t *ci = idx + t * QD_U, b = ci[0];
         c->u.w.base[t] = (size_t)b;
         if (ci[QD_U - 1] - b >= QV_W) return 0;   /* a chunk over more entries (they rise) */
-        for (size_t l = 0; l < QD_U; l++) ci[l] -= b;
+        for (size_t l = 0; l < QD_U; l += QV_W)
+            qv_storeu_i(ci + l, qv_sub_i(qv_loadu_i(ci + l), qv_set1_i(b)));
     }
     return 1;
 }
