@@ -204,4 +204,9 @@ qk_widen_fn qk_get_widen(const qk_table *t)
     return t->widen_zp ? t->widen_zp : qk_scalar_table.widen_zp;
 }
 
+qk_minmax_cols_fn qk_get_minmax_cols(const qk_table *t)
+{
+    return t->minmax_cols ? t->minmax_cols : qk_scalar_table.minmax_cols;
+}
+
 const char *qsimd_version(void) { return QSIMD_VERSION_STRING; }

@@ -10,5 +10,6 @@ qk_dequant_fn qk_get_dequant(const qk_table *t, int dk, int ok);
 qk_minmax_fn qk_get_minmax(const qk_table *t);
 qk_recip_fn qk_get_recip(const qk_table *t);
 qk_widen_fn qk_get_widen(const qk_table *t);
+qk_minmax_cols_fn qk_get_minmax_cols(const qk_table *t);
 
 #endif

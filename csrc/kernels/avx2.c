@@ -460,4 +460,5 @@ const qk_table qk_avx2_table = {
     .minmax_f32 = QD_N(minmax),
     .recip_f32 = QD_N(recip),
     .widen_zp = QD_N(widen),
+    .minmax_cols = QD_N(minmax_cols),
 };

@@ -522,4 +522,5 @@ const qk_table QK_AVX512_TABLE = {
     .minmax_f32 = QD_N(minmax),
     .recip_f32 = QD_N(recip),
     .widen_zp = QD_N(widen),
+    .minmax_cols = QD_N(minmax_cols),
 };

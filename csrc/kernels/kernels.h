@@ -202,6 +202,12 @@ typedef void (*qk_dequant_fn)(const void *x, void *y, size_t n, const qk_dparams
 /* NaN-ignoring min and max of x[0..n). With no non-NaN element: *mn = +inf, *mx = -inf. */
 typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 
+/* Column ranges: lo[i] / hi[i] = the NaN-ignoring min / max of x[r * stride + i] over rows
+ * r < rows (rows >= 1), for i < m, each as the scalar loop over the rows finds it (with no
+ * non-NaN element: +inf / -inf). */
+typedef void (*qk_minmax_cols_fn)(const float *x, size_t rows, size_t stride, size_t m,
+                                  float *lo, float *hi);
+
 /* r[i] = 1.0f / s[i] for i < n (r NULL: none; entries outside the range below are flagged and
  * their r[i] unspecified), and flags over s[0..n): QK_RECIP_OUT when
  * some |s| lies outside [QK_RECIP_MIN, QK_RECIP_MAX] (0, subnormals, inf and NaN too),
@@ -223,6 +229,7 @@ typedef struct qk_table {
     qk_minmax_fn minmax_f32;
     qk_recip_fn recip_f32;
     qk_widen_fn widen_zp;
+    qk_minmax_cols_fn minmax_cols;
 } qk_table;
 
 /* Tables. An ISA table may leave entries NULL; dispatch takes them from its base table

@@ -526,4 +526,5 @@ const qk_table qk_neon_table = {
     .minmax_f32 = QD_N(minmax),
     .recip_f32 = QD_N(recip),
     .widen_zp = QD_N(widen),
+    .minmax_cols = QD_N(minmax_cols),
 };

@@ -263,6 +263,21 @@ static void minmax_f32_scalar(const float *x, size_t n, float *mn, float *mx)
     *mx = hi;
 }
 
+static void minmax_cols_scalar(const float *x, size_t rows, size_t stride, size_t m, float *lo,
+                               float *hi)
+{
+    for (size_t i = 0; i < m; i++) {
+        float a = INFINITY, b = -INFINITY;
+        for (size_t r = 0; r < rows; r++) {
+            float v = x[r * stride + i];
+            if (v < a) a = v;   /* NaN is skipped */
+            if (v > b) b = v;
+        }
+        lo[i] = a;
+        hi[i] = b;
+    }
+}
+
 /* One named function per table entry, generated from the generic loops above. */
 #define QK_QFN(xk, qk, yk) \
     static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
@@ -409,4 +424,5 @@ const qk_table qk_scalar_table = {
     minmax_f32_scalar,
     recip_f32_scalar,
     widen_zp_scalar,
+    minmax_cols_scalar,
 };

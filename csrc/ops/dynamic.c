@@ -1,6 +1,7 @@
 /* DynamicQuantizeLinear (uint8): range with NaN ignored, scale and zero point exactly as the
  * ONNX reference computes them in float32, then one QuantizeLinear pass. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -121,6 +122,7 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
 
 typedef struct grp_ctx {
     qk_minmax_fn minmax;
+    qk_minmax_cols_fn minmax_cols;
     qk_quant_fn quant;
     const float *x;
     char *y;
@@ -156,6 +158,7 @@ static void group_params(const grp_ctx *c, float mn, float mx, float *scale, int
 }
 
 #define QS_GRP_COLS 256   /* groups of a strided slab handled at once (stack arrays) */
+#define QS_GRP_RUN 4096   /* elements of groups along a last axis quantized in one run */
 
 static void group_piece(void *vctx, int index, size_t a, size_t b)
 {
@@ -175,46 +178,92 @@ static void group_piece(void *vctx, int index, size_t a, size_t b)
         const float *xs = c->x + a;
         char *ys = c->y + a;
         if (c->inner == 1) {
-            float mn, mx, s, r;
-            int32_t z;
-            c->minmax(xs, len, &mn, &mx);
-            group_params(c, mn, mx, &s, &z);
-            r = qk_recip(s);
-            p.scale = &s;
-            p.rscale = r != 0.0f ? &r : NULL;
-            p.zp = &z;
-            p.blk = len;
-            c->quant(xs, ys, len, &p);
-            c->scale[g0] = s;
-            if (c->zp) c->zp[g0] = (char)(uint8_t)((uint32_t)z & c->mask);
-        } else {
+            /* Groups along the last axis, up to QS_GRP_COLS of them or QS_GRP_RUN elements
+             * at a time (still in L1 when quantized): their ranges, then one kernel run in
+             * the layout of blocks along a last axis. A run per group had left groups shorter
+             * than the kernel's chunk to its scalar tail (64x64 in blocks of 32: 16 us). */
             float mn[QS_GRP_COLS], mx[QS_GRP_COLS], s[QS_GRP_COLS], r[QS_GRP_COLS];
             int32_t z[QS_GRP_COLS];
-            for (size_t i0 = 0; i0 < c->inner; i0 += QS_GRP_COLS) {
-                size_t m = c->inner - i0 < QS_GRP_COLS ? c->inner - i0 : QS_GRP_COLS, i, j;
-                int all_recip = 1;
-                for (i = 0; i < m; i++) { mn[i] = INFINITY; mx[i] = -INFINITY; }
-                for (j = 0; j < len; j++) {   /* NaN fails both comparisons: ignored */
-                    const float *xr = xs + j * c->inner + i0;
-                    for (i = 0; i < m; i++) {
-                        mn[i] = xr[i] < mn[i] ? xr[i] : mn[i];
-                        mx[i] = xr[i] > mx[i] ? xr[i] : mx[i];
-                    }
-                }
+            size_t ng = 0, m = 0, e0 = o * c->nblocks + k, kk = k;
+            int all_recip = 1;
+            while (ng < QS_GRP_COLS && m < QS_GRP_RUN && a + m < b) {
+                size_t gl = c->d - kk * c->b < c->b ? c->d - kk * c->b : c->b;
+                c->minmax(xs + m, gl, &mn[ng], &mx[ng]);
+                ng++;
+                m += gl;
+                kk = kk + 1 < c->nblocks ? kk + 1 : 0;
+            }
+            /* (the groups' divisions apart from the reductions: they overlap) */
+            for (size_t i = 0; i < ng; i++) {
+                group_params(c, mn[i], mx[i], &s[i], &z[i]);
+                r[i] = qk_recip(s[i]);
+                all_recip &= r[i] != 0.0f;
+                c->scale[e0 + i] = s[i];
+                if (c->zp) c->zp[e0 + i] = (char)(uint8_t)((uint32_t)z[i] & c->mask);
+            }
+            p.scale = s;
+            p.rscale = all_recip ? r : NULL;
+            p.zp = z;
+            p.blk = c->b;
+            p.row = c->d;
+            p.erow = c->nblocks;
+            p.pos = a;
+            p.ebase = e0;
+            c->quant(xs, ys, m, &p);
+            a += m;
+            continue;
+        } else {
+            /* The slab's `inner` groups (columns): their ranges QS_GRP_COLS columns at a time,
+             * then, with every column's entries at hand (on the heap past QS_GRP_COLS), one
+             * kernel run over the slab in the layout of blocks along an outer axis (rows of
+             * `inner` elements sharing a row of entries). A run per row with an entry per
+             * element had cost 14x DynamicQuantizeLinear (1x64x56x56 in blocks of 32
+             * channels); without the heap, that is still the way. */
+            size_t K = c->inner;
+            float mn[QS_GRP_COLS], mx[QS_GRP_COLS], sb[QS_GRP_COLS], rb[QS_GRP_COLS];
+            int32_t zb[QS_GRP_COLS];
+            float *s = sb, *r = rb;
+            int32_t *z = zb;
+            char *heap = K > QS_GRP_COLS ? (char *)malloc(K * 12) : NULL;
+            int whole = K <= QS_GRP_COLS || heap, all_recip = 1;
+            if (heap) {
+                s = (float *)(void *)heap;
+                r = s + K;
+                z = (int32_t *)(void *)(r + K);
+            }
+            for (size_t i0 = 0; i0 < K; i0 += QS_GRP_COLS) {
+                size_t m = K - i0 < QS_GRP_COLS ? K - i0 : QS_GRP_COLS, i, j, e = whole ? i0 : 0;
+                c->minmax_cols(xs + i0, len, K, m, mn, mx);
+                if (!whole) all_recip = 1;
                 for (i = 0; i < m; i++) {
-                    group_params(c, mn[i], mx[i], &s[i], &z[i]);
-                    r[i] = qk_recip(s[i]);
-                    all_recip &= r[i] != 0.0f;
-                    c->scale[g0 + i0 + i] = s[i];
-                    if (c->zp) c->zp[g0 + i0 + i] = (char)(uint8_t)((uint32_t)z[i] & c->mask);
+                    group_params(c, mn[i], mx[i], &s[e + i], &z[e + i]);
+                    r[e + i] = qk_recip(s[e + i]);
+                    all_recip &= r[e + i] != 0.0f;
+                    c->scale[g0 + i0 + i] = s[e + i];
+                    if (c->zp) c->zp[g0 + i0 + i] = (char)(uint8_t)((uint32_t)z[e + i] & c->mask);
                 }
+                if (whole) continue;
                 p.scale = s;
                 p.rscale = all_recip ? r : NULL;
                 p.zp = z;
                 p.blk = 1;   /* one entry per element along a row of the slab */
+                p.row = p.erow = p.kdim = p.pos = p.ebase = 0;
                 for (j = 0; j < len; j++)
-                    c->quant(xs + j * c->inner + i0, ys + j * c->inner + i0, m, &p);
+                    c->quant(xs + j * K + i0, ys + j * K + i0, m, &p);
             }
+            if (whole) {
+                p.scale = s;
+                p.rscale = all_recip ? r : NULL;
+                p.zp = z;
+                p.blk = c->b * K;
+                p.row = c->d * K;
+                p.erow = c->nblocks * K;
+                p.kdim = K;
+                p.pos = a;
+                p.ebase = g0;
+                c->quant(xs, ys, len * K, &p);
+            }
+            free(heap);
         }
         a += len * c->inner;
     }
@@ -311,6 +360,7 @@ int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
     grp_ctx c;
     memset(&c, 0, sizeof c);
     c.minmax = qk_get_minmax(t);
+    c.minmax_cols = qk_get_minmax_cols(t);
     c.quant = qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8);
     c.x = (const float *)x->data;
     c.y = (char *)y->data;

@@ -1069,6 +1069,32 @@ static void sweep_minmax(const char *tname, const qk_table *t)
     }
 }
 
+/* Column ranges: rows of columns with NaN, zeros of both signs, equal values; every strip
+ * width and tail, one row and many, against the scalar table's. */
+static void sweep_minmax_cols(const char *tname, const qk_table *t)
+{
+    size_t maxm = quick ? 70 : 140;
+    for (size_t m = 1; m <= maxm; m += 1 + (m > 40) * 3) {
+        for (size_t rows = 1; rows <= 40; rows += rows < 4 ? 1 : 9) {
+            size_t stride = m + rndn(5);
+            float *x = arena_place(&ax, ((rows - 1) * stride + m) * sizeof(float), (int)(m & 1), 0);
+            float lo1[160], hi1[160], lo2[160], hi2[160];
+            for (size_t i = 0; i < (rows - 1) * stride + m; i++)
+                x[i] = minmax_value((int)rndn(8));
+            qk_scalar_table.minmax_cols(x, rows, stride, m, lo1, hi1);
+            t->minmax_cols(x, rows, stride, m, lo2, hi2);
+            n_cases++;
+            for (size_t i = 0; i < m; i++)
+                if (qk_f32_bits(lo1[i]) != qk_f32_bits(lo2[i]) ||
+                    qk_f32_bits(hi1[i]) != qk_f32_bits(hi2[i])) {
+                    report(tname, "minmax_cols", "m=%zu rows=%zu column %zu: scalar (%a, %a) "
+                           "simd (%a, %a)", m, rows, i, lo1[i], hi1[i], lo2[i], hi2[i]);
+                    break;
+                }
+        }
+    }
+}
+
 /* ---------- reciprocals of scales ---------- */
 static void sweep_recip(const char *tname, const qk_table *t)
 {
@@ -1175,6 +1201,10 @@ static void test_table(const char *tname, const qk_table *t, int reps)
         if (t->minmax_f32) {
             entries += rep == 0;
             sweep_minmax(tname, t);
+        }
+        if (t->minmax_cols) {
+            entries += rep == 0;
+            sweep_minmax_cols(tname, t);
         }
         if (t->recip_f32) {
             entries += rep == 0;

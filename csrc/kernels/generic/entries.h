@@ -1,7 +1,8 @@
 /* The forms the kernels read of scale and zero-point entries, converted per call (a call
  * with many entries spends much of its time here): reciprocals of float32 scales with their
  * range / sign flags (the kernel table's recip_f32) and 8- / 16-bit zero points as int32
- * (widen_zp), kernels.h. Included by a kernel file after driver.h. */
+ * (widen_zp), kernels.h; and the ranges of the columns whose entries dynamic quantization
+ * computes (minmax_cols). Included by a kernel file after driver.h. */
 #ifndef QSIMD_GENERIC_ENTRIES_H
 #define QSIMD_GENERIC_ENTRIES_H
 
@@ -53,6 +54,37 @@ static void QD_N(widen)(const void *src, int32_t *z, size_t n, int dk, int sgn, 
     }
     /* (the last n % QV_W by the scalar table's) */
     qk_scalar_table.widen_zp(b + w * i, z + i, n - i, dk, sgn, bits);
+}
+
+/* Column ranges, a strip of columns at a time with its accumulators in registers down the
+ * rows: lane l keeps `v < acc ? v : acc` (qv_min) of its column in row order, the scalar
+ * loop's result, zero signs included. */
+static void QD_N(minmax_cols)(const float *x, size_t rows, size_t stride, size_t m, float *lo,
+                              float *hi)
+{
+    size_t i = 0;
+    for (; m - i >= 2 * QV_W; i += 2 * QV_W) {
+        vf l0 = qv_set1(INFINITY), l1 = l0, h0 = qv_set1(-INFINITY), h1 = h0;
+        for (size_t r = 0; r < rows; r++) {
+            vf v0 = qv_loadu_f(x + r * stride + i), v1 = qv_loadu_f(x + r * stride + i + QV_W);
+            l0 = qv_min(v0, l0); h0 = qv_max(v0, h0);
+            l1 = qv_min(v1, l1); h1 = qv_max(v1, h1);
+        }
+        qv_storeu_f(lo + i, l0); qv_storeu_f(lo + i + QV_W, l1);
+        qv_storeu_f(hi + i, h0); qv_storeu_f(hi + i + QV_W, h1);
+    }
+    for (; m - i >= QV_W; i += QV_W) {
+        vf l = qv_set1(INFINITY), h = qv_set1(-INFINITY);
+        for (size_t r = 0; r < rows; r++) {
+            vf v = qv_loadu_f(x + r * stride + i);
+            l = qv_min(v, l);
+            h = qv_max(v, h);
+        }
+        qv_storeu_f(lo + i, l);
+        qv_storeu_f(hi + i, h);
+    }
+    /* (the last m % QV_W by the scalar table's) */
+    if (i < m) qk_scalar_table.minmax_cols(x + i, rows, stride, m - i, lo + i, hi + i);
 }
 
 #endif
