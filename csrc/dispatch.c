@@ -209,4 +209,9 @@ qk_minmax_cols_fn qk_get_minmax_cols(const qk_table *t)
     return t->minmax_cols ? t->minmax_cols : qk_scalar_table.minmax_cols;
 }
 
+qk_minmax_groups_fn qk_get_minmax_groups(const qk_table *t)
+{
+    return t->minmax_groups ? t->minmax_groups : qk_scalar_table.minmax_groups;
+}
+
 const char *qsimd_version(void) { return QSIMD_VERSION_STRING; }

@@ -11,5 +11,6 @@ qk_minmax_fn qk_get_minmax(const qk_table *t);
 qk_recip_fn qk_get_recip(const qk_table *t);
 qk_widen_fn qk_get_widen(const qk_table *t);
 qk_minmax_cols_fn qk_get_minmax_cols(const qk_table *t);
+qk_minmax_groups_fn qk_get_minmax_groups(const qk_table *t);
 
 #endif

@@ -208,6 +208,11 @@ typedef void (*qk_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
 typedef void (*qk_minmax_cols_fn)(const float *x, size_t rows, size_t stride, size_t m,
                                   float *lo, float *hi);
 
+/* Group ranges: lo[k] / hi[k] = the NaN-ignoring min / max of x[k * b .. k * b + b) for
+ * k < g (b >= 1; with no non-NaN element: +inf / -inf); a zero result may have either sign
+ * (callers read its value only). */
+typedef void (*qk_minmax_groups_fn)(const float *x, size_t g, size_t b, float *lo, float *hi);
+
 /* r[i] = 1.0f / s[i] for i < n (r NULL: none; entries outside the range below are flagged and
  * their r[i] unspecified), and flags over s[0..n): QK_RECIP_OUT when
  * some |s| lies outside [QK_RECIP_MIN, QK_RECIP_MAX] (0, subnormals, inf and NaN too),
@@ -230,6 +235,7 @@ typedef struct qk_table {
     qk_recip_fn recip_f32;
     qk_widen_fn widen_zp;
     qk_minmax_cols_fn minmax_cols;
+    qk_minmax_groups_fn minmax_groups;
 } qk_table;
 
 /* Tables. An ISA table may leave entries NULL; dispatch takes them from its base table

@@ -527,4 +527,5 @@ const qk_table qk_neon_table = {
     .recip_f32 = QD_N(recip),
     .widen_zp = QD_N(widen),
     .minmax_cols = QD_N(minmax_cols),
+    .minmax_groups = QD_N(minmax_groups),
 };

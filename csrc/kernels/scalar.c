@@ -278,6 +278,11 @@ static void minmax_cols_scalar(const float *x, size_t rows, size_t stride, size_
     }
 }
 
+static void minmax_groups_scalar(const float *x, size_t g, size_t b, float *lo, float *hi)
+{
+    for (size_t k = 0; k < g; k++) minmax_f32_scalar(x + k * b, b, lo + k, hi + k);
+}
+
 /* One named function per table entry, generated from the generic loops above. */
 #define QK_QFN(xk, qk, yk) \
     static void quant_##xk##_##qk##_##yk(const void *x, void *y, size_t n, const qk_qparams *p) \
@@ -425,4 +430,5 @@ const qk_table qk_scalar_table = {
     recip_f32_scalar,
     widen_zp_scalar,
     minmax_cols_scalar,
+    minmax_groups_scalar,
 };

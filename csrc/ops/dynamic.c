@@ -121,8 +121,8 @@ int qsimd_dynamic_quantize_linear(const qsimd_tensor *x, const qsimd_tensor *y,
  * boundaries, and each slab is reduced and quantized while it is in the caches. */
 
 typedef struct grp_ctx {
-    qk_minmax_fn minmax;
     qk_minmax_cols_fn minmax_cols;
+    qk_minmax_groups_fn minmax_groups;
     qk_quant_fn quant;
     const float *x;
     char *y;
@@ -186,12 +186,19 @@ static void group_piece(void *vctx, int index, size_t a, size_t b)
             int32_t z[QS_GRP_COLS];
             size_t ng = 0, m = 0, e0 = o * c->nblocks + k, kk = k;
             int all_recip = 1;
+            size_t last = c->d - (c->nblocks - 1) * c->b;   /* a row's last group */
             while (ng < QS_GRP_COLS && m < QS_GRP_RUN && a + m < b) {
-                size_t gl = c->d - kk * c->b < c->b ? c->d - kk * c->b : c->b;
-                c->minmax(xs + m, gl, &mn[ng], &mx[ng]);
-                ng++;
-                m += gl;
-                kk = kk + 1 < c->nblocks ? kk + 1 : 0;
+                /* the groups of length b from kk on (across rows when all are), else the
+                 * row's shorter last one */
+                size_t run = last == c->b ? QS_GRP_COLS : c->nblocks - 1 - kk, gl = c->b;
+                if (!run) run = 1, gl = last;
+                if (run > QS_GRP_COLS - ng) run = QS_GRP_COLS - ng;
+                if (run > (QS_GRP_RUN - m + gl - 1) / gl) run = (QS_GRP_RUN - m + gl - 1) / gl;
+                if (run > (b - a - m) / gl) run = (b - a - m) / gl;
+                c->minmax_groups(xs + m, run, gl, mn + ng, mx + ng);
+                ng += run;
+                m += run * gl;
+                kk = (kk + run) % c->nblocks;
             }
             /* (the groups' divisions apart from the reductions: they overlap) */
             for (size_t i = 0; i < ng; i++) {
@@ -359,8 +366,8 @@ int qsimd_dynamic_quantize(const qsimd_tensor *x, const qsimd_tensor *y,
     const qk_table *t = qk_active();
     grp_ctx c;
     memset(&c, 0, sizeof c);
-    c.minmax = qk_get_minmax(t);
     c.minmax_cols = qk_get_minmax_cols(t);
+    c.minmax_groups = qk_get_minmax_groups(t);
     c.quant = qk_get_quant(t, QK_X_F32, QK_Q_F32, QK_Y_B8);
     c.x = (const float *)x->data;
     c.y = (char *)y->data;

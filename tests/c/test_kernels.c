@@ -1095,6 +1095,37 @@ static void sweep_minmax_cols(const char *tname, const qk_table *t)
     }
 }
 
+/* Group ranges: groups of every length around the vector widths, NaN, infinities, both
+ * zeros (a zero result may take either sign: compared by value there), against the scalar
+ * table's. */
+static int same_range(float a, float b)
+{
+    return qk_f32_bits(a) == qk_f32_bits(b) || (a == 0.0f && b == 0.0f);
+}
+
+static void sweep_minmax_groups(const char *tname, const qk_table *t)
+{
+    size_t maxb = quick ? 70 : 140;
+    for (size_t b = 1; b <= maxb; b += 1 + (b > 40) * 3) {
+        for (int pat = 0; pat < 8; pat++) {
+            size_t g = 1 + rndn(9);
+            float *x = arena_place(&ax, g * b * sizeof(float), (int)(b & 1), 0);
+            float lo1[10], hi1[10], lo2[10], hi2[10];
+            for (size_t i = 0; i < g * b; i++) x[i] = minmax_value(pat == 7 ? (int)rndn(7) : pat);
+            qk_scalar_table.minmax_groups(x, g, b, lo1, hi1);
+            t->minmax_groups(x, g, b, lo2, hi2);
+            n_cases++;
+            for (size_t k = 0; k < g; k++)
+                if (!same_range(lo1[k], lo2[k]) || !same_range(hi1[k], hi2[k])) {
+                    report(tname, "minmax_groups", "b=%zu g=%zu pattern=%d group %zu: scalar "
+                           "(%a, %a) simd (%a, %a)", b, g, pat, k, lo1[k], hi1[k], lo2[k],
+                           hi2[k]);
+                    break;
+                }
+        }
+    }
+}
+
 /* ---------- reciprocals of scales ---------- */
 static void sweep_recip(const char *tname, const qk_table *t)
 {
@@ -1205,6 +1236,10 @@ static void test_table(const char *tname, const qk_table *t, int reps)
         if (t->minmax_cols) {
             entries += rep == 0;
             sweep_minmax_cols(tname, t);
+        }
+        if (t->minmax_groups) {
+            entries += rep == 0;
+            sweep_minmax_groups(tname, t);
         }
         if (t->recip_f32) {
             entries += rep == 0;

@@ -98,8 +98,10 @@ int main(void)
                     bad++;
                 }
             }
-        if (!t->minmax_f32 || !t->recip_f32 || !t->widen_zp || !t->minmax_cols) {
-            printf("FAIL %s: no minmax_f32 / recip_f32 / widen_zp / minmax_cols\n", ct->name);
+        if (!t->minmax_f32 || !t->recip_f32 || !t->widen_zp || !t->minmax_cols ||
+            !t->minmax_groups) {
+            printf("FAIL %s: no minmax_f32 / recip_f32 / widen_zp / minmax_cols / "
+                   "minmax_groups\n", ct->name);
             bad++;
         }
         /* an empty slot falls back to the base table: it must be another SIMD table or none */
