@@ -9,6 +9,10 @@ median_times), so the ratio column comes from one run:
   same float32 bytes (bar 2x), and against AMD Quark's own op through onnxruntime with --quark
   (bar: qsimd at least 50x faster). qsimd writes into a preallocated array (out=), as the copy
   does.
+- dynamic rows (qsimd.dynamic_quantize, uint8, a scale and zero point per block of 32 along the
+  axis): against DynamicQuantizeLinear of the same tensor (one range for all of it); no issue
+  sets a bar here, 2x is shown as a guide (two passes over x either way, plus a scale, zero
+  point and reciprocal per group).
 - threads: 16M f32->u8 with num_threads=2 against one thread (bar 1.6x).
 
     python benchmarks/layouts.py                     # every row, the active instruction set
@@ -158,6 +162,15 @@ def mxbfp_row(shape, axis, op, attrs):
     return ours, copy_floor(shape), quark
 
 
+def dyn_row(shape, axis, block):
+    """(ours, baseline): dynamic quantization per block vs DynamicQuantizeLinear."""
+    x = _x(shape)
+    out = np.empty(shape, np.uint8)
+    ours = lambda: qsimd.dynamic_quantize(x, axis=axis, block_size=block, out=out,  # noqa: E731
+                                          num_threads=1)
+    return ours, lambda: qsimd.dynamic_quantize_linear(x, out=out)
+
+
 def rows(only):
     """(section, label, fns, bar, kind): fns maps 'qsimd' and the baseline (and 'quark')."""
     want = lambda k: not only or k in only  # noqa: E731
@@ -181,6 +194,11 @@ def rows(only):
                    q_row(WEIGHTS, axis, "block", 128, "int4", packed=True))
             yield ("Q/DQ", f"4096x4096 DQ int4 packed blocked 128, axis {axis}",
                    dq_row(WEIGHTS, axis, "block", 128, "int4", packed=True))
+    if want("dyn"):
+        for tname, shape in TENSORS.items():
+            for aname, axis in axes_of(shape):
+                yield ("dynamic", f"{tname} dynamic_quantize blocks of 32 u8, {aname} axis",
+                       dyn_row(shape, axis, 32))
     for tname, shape in TENSORS.items():
         for aname, axis in axes_of(shape):
             for label, op, attrs in MX_KINDS:
@@ -188,7 +206,7 @@ def rows(only):
                     yield ("MX/BFP", f"{tname} {label}, {aname} axis", mxbfp_row(shape, axis, op, attrs))
 
 
-BARS = {"Q/DQ": 1.3, "MX/BFP": 2.0}
+BARS = {"Q/DQ": 1.3, "MX/BFP": 2.0, "dynamic": 2.0}
 
 
 def threads_row(budget):
@@ -232,7 +250,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isa", default=None, help="force an instruction set")
     ap.add_argument("--budget", type=float, default=0.2, help="seconds per measurement")
-    ap.add_argument("--only", default="", help="comma list of: axis,block,weights,mx,bfp,threads")
+    ap.add_argument("--only", default="", help="comma list of: axis,block,weights,dyn,mx,bfp,threads")
     ap.add_argument("--match", default="", help="only rows whose label contains this text")
     ap.add_argument("--quark", action="store_true", help="time AMD Quark's own op (builds it)")
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
