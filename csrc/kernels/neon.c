@@ -43,8 +43,10 @@ QK_ALWAYS_INLINE void qv_storeu_f(float *p, vf v) { vst1q_f32(p, v); }
 QK_ALWAYS_INLINE vf qv_add_f(vf a, vf b) { return vaddq_f32(a, b); }
 QK_ALWAYS_INLINE vf qv_mul(vf a, vf b) { return vmulq_f32(a, b); }
 QK_ALWAYS_INLINE vf qv_div(vf a, vf b) { return vdivq_f32(a, b); }
-/* x86's a < b ? a : b (b for NaN and for equal values): a compare and a select */
+/* x86's a < b ? a : b and a > b ? a : b (b for NaN and for equal values): a compare and a
+ * select */
 QK_ALWAYS_INLINE vf qv_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+QK_ALWAYS_INLINE vf qv_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 QK_ALWAYS_INLINE vf qv_fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }    /* a*b+c */
 QK_ALWAYS_INLINE vf qv_fnmadd(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }   /* c-a*b */
 QK_ALWAYS_INLINE vi qv_add_i(vi a, vi b) { return vaddq_s32(a, b); }

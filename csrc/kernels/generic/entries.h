@@ -88,37 +88,44 @@ static void QD_N(minmax_cols)(const float *x, size_t rows, size_t stride, size_t
 }
 
 /* Group ranges: each group's vectors accumulated (its last vector ending on its end, over
- * elements already seen: min and max do not mind), then folded across the lanes by
- * permutations, log2 QV_W steps (no NaN is left to fold). Groups shorter than a vector by
- * the scalar table's. A call of the minmax_f32 entry per group had cost more than the
- * group's quantization. */
+ * elements already seen: min and max do not mind), or for a group shorter than a vector the
+ * vector ending on its end with the lanes before it set aside, then folded across the lanes
+ * by permutations, log2 QV_W steps (no NaN is left to fold). A call of the minmax_f32 entry
+ * per group had cost more than the group's quantization. */
 static void QD_N(minmax_groups)(const float *x, size_t g, size_t b, float *lo, float *hi)
 {
     vi sw[8];
     int32_t t[QV_W];
     float tl[QV_W], th[QV_W];
     int ns = 0;
-    if (b < QV_W) {
-        qk_scalar_table.minmax_groups(x, g, b, lo, hi);
-        return;
-    }
+    vf pinf = qv_set1(INFINITY), ninf = qv_set1(-INFINITY);
     for (int s = QV_W / 2; s >= 1; s /= 2, ns++) {   /* lane l <- lane l ^ s */
         for (int l = 0; l < QV_W; l++) t[l] = l ^ s;
         sw[ns] = qv_loadu_i(t);
     }
     for (size_t k = 0; k < g; k++) {
         const float *p = x + k * b;
-        vf l = qv_set1(INFINITY), h = qv_set1(-INFINITY), v;
-        size_t e = 0;
-        for (; b - e >= QV_W; e += QV_W) {
-            v = qv_loadu_f(p + e);
-            l = qv_min(v, l);
-            h = qv_max(v, h);
-        }
-        if (e < b) {
-            v = qv_loadu_f(p + b - QV_W);
-            l = qv_min(v, l);
-            h = qv_max(v, h);
+        vf l = pinf, h = ninf, v;
+        if (b < QV_W) {
+            if ((k + 1) * b < QV_W) {   /* (nothing of x before it to fill a vector) */
+                qk_scalar_table.minmax_groups(p, 1, b, lo + k, hi + k);
+                continue;
+            }
+            v = qv_loadu_f(p + b - QV_W);   /* (NaN lanes to the infinities) */
+            l = qv_min(qv_blend_f(pinf, v, (unsigned)(QV_W - b)), pinf);
+            h = qv_max(qv_blend_f(ninf, v, (unsigned)(QV_W - b)), ninf);
+        } else {
+            size_t e = 0;
+            for (; b - e >= QV_W; e += QV_W) {
+                v = qv_loadu_f(p + e);
+                l = qv_min(v, l);
+                h = qv_max(v, h);
+            }
+            if (e < b) {
+                v = qv_loadu_f(p + b - QV_W);
+                l = qv_min(v, l);
+                h = qv_max(v, h);
+            }
         }
         for (int s = 0; s < ns; s++) {
             l = qv_min(qv_perm_f(l, sw[s]), l);
