@@ -355,6 +355,19 @@ static int qd_per_init(qd_src *c, size_t j)
         size_t eo = in ? e : e0;
         float sv = c->s[eo], rv = c->r ? c->r[eo] : 1.0f, fv = c->f ? c->f[eo] : 0.0f;
         int32_t zv = c->z ? c->z[eo] : 0;
+        if (in >= lim && slot >= j % P && slot + lim <= P) {
+            /* by vectors: lanes past the segment land on slots still to be written, or on
+             * those after P that the copy below rewrites (the setup had been a quarter of a
+             * call of 1K elements per-axis over rows of 4) */
+            for (size_t l = 0; l < lim; l += QV_W) {
+                qv_storeu_f(c->u.x.s + slot + l, qv_set1(sv));
+                qv_storeu_f(c->u.x.r + slot + l, qv_set1(rv));
+                qv_storeu_f(c->u.x.f + slot + l, qv_set1(fv));
+                qv_storeu_i(c->u.x.z + slot + l, qv_set1_i(zv));
+            }
+            slot = slot + lim < P ? slot + lim : 0;
+            continue;
+        }
         for (size_t l = 0; l < lim; l++) {
             if (l == in) {   /* past the run's end: its first entry */
                 sv = c->s[e0]; rv = c->r ? c->r[e0] : 1.0f;
