@@ -377,7 +377,15 @@ static int qd_per_init(qd_src *c, size_t j)
             slot = slot + 1 < P ? slot + 1 : 0;
         }
     }
-    for (k = P; k < P + QD_U; k++) {
+    k = P;
+    if (P >= QV_W)   /* (vectors QV_W apart or more: none reads what another writes) */
+        for (; k < P + QD_U; k += QV_W) {
+            qv_storeu_f(c->u.x.s + k, qv_loadu_f(c->u.x.s + k - P));
+            qv_storeu_f(c->u.x.r + k, qv_loadu_f(c->u.x.r + k - P));
+            qv_storeu_f(c->u.x.f + k, qv_loadu_f(c->u.x.f + k - P));
+            qv_storeu_i(c->u.x.z + k, qv_loadu_i(c->u.x.z + k - P));
+        }
+    for (; k < P + QD_U; k++) {
         c->u.x.s[k] = c->u.x.s[k - P]; c->u.x.r[k] = c->u.x.r[k - P];
         c->u.x.f[k] = c->u.x.f[k - P]; c->u.x.z[k] = c->u.x.z[k - P];
     }
