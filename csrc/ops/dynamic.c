@@ -157,6 +157,23 @@ static void group_params(const grp_ctx *c, float mn, float mx, float *scale, int
     *zp = (int32_t)qk_rint_small(z);
 }
 
+/* Scale, zero point and reciprocal of n groups from their ranges, into s / z / r and the
+ * outputs from group g on (the divisions of a batch in one loop: they overlap); whether every
+ * reciprocal is in the kernels' range (else they divide). */
+static int group_entries(const grp_ctx *c, const float *mn, const float *mx, size_t n,
+                         float *s, float *r, int32_t *z, size_t g)
+{
+    int all = 1;
+    for (size_t i = 0; i < n; i++) {
+        group_params(c, mn[i], mx[i], &s[i], &z[i]);
+        r[i] = qk_recip(s[i]);
+        all &= r[i] != 0.0f;
+        c->scale[g + i] = s[i];
+        if (c->zp) c->zp[g + i] = (char)(uint8_t)((uint32_t)z[i] & c->mask);
+    }
+    return all;
+}
+
 #define QS_GRP_COLS 256   /* groups of a strided slab handled at once (stack arrays) */
 #define QS_GRP_RUN 4096   /* elements of groups along a last axis quantized in one run */
 
@@ -185,7 +202,6 @@ static void group_piece(void *vctx, int index, size_t a, size_t b)
             float mn[QS_GRP_COLS], mx[QS_GRP_COLS], s[QS_GRP_COLS], r[QS_GRP_COLS];
             int32_t z[QS_GRP_COLS];
             size_t ng = 0, m = 0, e0 = o * c->nblocks + k, kk = k;
-            int all_recip = 1;
             size_t last = c->d - (c->nblocks - 1) * c->b;   /* a row's last group */
             while (ng < QS_GRP_COLS && m < QS_GRP_RUN && a + m < b) {
                 /* the groups of length b from kk on (across rows when all are), else the
@@ -200,16 +216,8 @@ static void group_piece(void *vctx, int index, size_t a, size_t b)
                 m += run * gl;
                 kk = (kk + run) % c->nblocks;
             }
-            /* (the groups' divisions apart from the reductions: they overlap) */
-            for (size_t i = 0; i < ng; i++) {
-                group_params(c, mn[i], mx[i], &s[i], &z[i]);
-                r[i] = qk_recip(s[i]);
-                all_recip &= r[i] != 0.0f;
-                c->scale[e0 + i] = s[i];
-                if (c->zp) c->zp[e0 + i] = (char)(uint8_t)((uint32_t)z[i] & c->mask);
-            }
             p.scale = s;
-            p.rscale = all_recip ? r : NULL;
+            p.rscale = group_entries(c, mn, mx, ng, s, r, z, e0) ? r : NULL;
             p.zp = z;
             p.blk = c->b;
             p.row = c->d;
@@ -238,30 +246,22 @@ static void group_piece(void *vctx, int index, size_t a, size_t b)
                 r = s + K;
                 z = (int32_t *)(void *)(r + K);
             }
+            p.scale = s;
+            p.zp = z;
             for (size_t i0 = 0; i0 < K; i0 += QS_GRP_COLS) {
-                size_t m = K - i0 < QS_GRP_COLS ? K - i0 : QS_GRP_COLS, i, j, e = whole ? i0 : 0;
+                size_t m = K - i0 < QS_GRP_COLS ? K - i0 : QS_GRP_COLS, j, e = whole ? i0 : 0;
                 c->minmax_cols(xs + i0, len, K, m, mn, mx);
-                if (!whole) all_recip = 1;
-                for (i = 0; i < m; i++) {
-                    group_params(c, mn[i], mx[i], &s[e + i], &z[e + i]);
-                    r[e + i] = qk_recip(s[e + i]);
-                    all_recip &= r[e + i] != 0.0f;
-                    c->scale[g0 + i0 + i] = s[e + i];
-                    if (c->zp) c->zp[g0 + i0 + i] = (char)(uint8_t)((uint32_t)z[e + i] & c->mask);
-                }
+                int ok = group_entries(c, mn, mx, m, s + e, r + e, z + e, g0 + i0);
+                all_recip = whole ? all_recip & ok : ok;
                 if (whole) continue;
-                p.scale = s;
                 p.rscale = all_recip ? r : NULL;
-                p.zp = z;
                 p.blk = 1;   /* one entry per element along a row of the slab */
                 p.row = p.erow = p.kdim = p.pos = p.ebase = 0;
                 for (j = 0; j < len; j++)
                     c->quant(xs + j * K + i0, ys + j * K + i0, m, &p);
             }
             if (whole) {
-                p.scale = s;
                 p.rscale = all_recip ? r : NULL;
-                p.zp = z;
                 p.blk = c->b * K;
                 p.row = c->d * K;
                 p.erow = c->nblocks * K;
